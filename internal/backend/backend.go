@@ -1,0 +1,77 @@
+// Package backend defines what the engine drives: a Backend executes one logical
+// operation against one design variant. Real backends (cassandra, mongo) and the test
+// backends here (null, delay) run in real time; the simulator implements Virtual instead
+// and runs the whole stream in virtual time.
+//
+// Only the packages under backend/ that talk to a database import its driver.
+package backend
+
+import (
+	"context"
+
+	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// Outcome is the result of one operation. Err is kept only to show examples of each class
+// to the user; it must not contain credentials.
+type Outcome struct {
+	Class metrics.Class
+	Err   error
+}
+
+// Backend executes operations for one variant. Execute is called concurrently by many
+// workers; it must be safe for concurrent use and must not retain op.
+type Backend interface {
+	Execute(ctx context.Context, op *workloads.Op) Outcome
+	Close() error
+}
+
+// Func adapts a function to a Backend with nothing to close.
+type Func func(ctx context.Context, op *workloads.Op) Outcome
+
+// Execute calls f.
+func (f Func) Execute(ctx context.Context, op *workloads.Op) Outcome { return f(ctx, op) }
+
+// Close does nothing.
+func (Func) Close() error { return nil }
+
+// Virtual is implemented by backends that simulate in virtual time. Simulate pulls every
+// operation from next (in intended-time order) and reports each one's timing to record in
+// nondecreasing completion time (intended time for dropped operations).
+type Virtual interface {
+	Simulate(ctx context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error
+	Close() error
+}
+
+// EventHandler is implemented by backends that act on scenario events themselves (the
+// simulator's node_down, a real backend refreshing its topology after add_node).
+type EventHandler interface {
+	HandleEvent(ctx context.Context, action, target string) error
+}
+
+// Reporter is implemented by backends with something to add to the results: per-node
+// counts as the client saw them, server-side figures, what could not be applied.
+type Reporter interface {
+	Report(ctx context.Context, v *results.Variant, dir *results.Dir) error
+}
+
+// Info describes a backend for the summary.
+type Info struct {
+	Name      string
+	Simulated bool
+	Target    string // redacted
+	Server    string
+	Details   map[string]string
+}
+
+// Describer is implemented by backends that know more about what they are talking to.
+type Describer interface {
+	Describe() Info
+}
+
+// Null completes every operation at once: for measuring the harness itself.
+func Null() Backend {
+	return Func(func(context.Context, *workloads.Op) Outcome { return Outcome{} })
+}

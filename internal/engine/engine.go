@@ -1,0 +1,266 @@
+// Package engine drives the operation stream against backends with open-model timing.
+//
+// The schedule fixes when each operation is intended to start. In real time, a single
+// dispatcher releases each operation at its intended time to a bounded worker pool
+// (max_in_flight); it never waits silently: an operation that finds every worker busy
+// either waits (on_full: queue — counted late, and its response time still counts from
+// the intended start) or is dropped and counted (on_full: drop). In virtual time, a
+// simulator consumes the same stream and reports timings itself.
+//
+// Workers record samples into their own recorders (no lock on the hot path); a ticker
+// merges them into interval histograms once per tick, which go to the results directory
+// as they are made, so an interrupted run keeps everything measured so far.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/internal/schedule"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// Source yields the operation stream, in intended-time order. The engine calls Next from a
+// single goroutine.
+type Source interface {
+	Next(op *workloads.Op) bool
+}
+
+// OpInfo names an operation type; Op.Type indexes a slice of them.
+type OpInfo struct {
+	Name string
+	Kind string // read | write
+}
+
+// Variant is one design variant to drive. Exactly one of Backend and Virtual is set.
+type Variant struct {
+	Name     string
+	Design   string
+	Database string
+	Params   map[string]string
+	Notes    []string
+	Backend  backend.Backend
+	Virtual  backend.Virtual
+}
+
+// Config is everything one run needs.
+type Config struct {
+	Scenario *scenario.Scenario
+	Schedule *schedule.Schedule
+	Ops      []OpInfo
+	// NewSource returns a fresh stream; every call must yield the same operations.
+	NewSource func() (Source, error)
+	Variants  []Variant
+	Dir       *results.Dir
+	Backend   results.BackendInfo
+	Tool      results.Tool
+	// Progress, when set, is called once per tick with the latest figures.
+	Progress func(Progress)
+	// Tick is the interval length (1 s unless a test shortens it).
+	Tick time.Duration
+	// HardStop, when closed, abandons in-flight operations without waiting for the drain
+	// (a second Ctrl-C).
+	HardStop <-chan struct{}
+	// SpinBelow overrides how short a wait is spun rather than slept (default 200µs;
+	// negative: never spin, as tests under testing/synctest need).
+	SpinBelow time.Duration
+}
+
+// Progress is a snapshot for the progress line.
+type Progress struct {
+	Variant      string
+	VariantIndex int
+	Variants     int
+	Virtual      bool
+	Elapsed      time.Duration
+	Total        time.Duration
+	Phase        string
+	TargetRate   float64
+	AchievedRate float64
+	P99          time.Duration
+	ErrorsPerSec float64
+	Late         int64
+	Dropped      int64
+	InFlight     int64
+}
+
+// ErrInterrupted is returned (wrapped) when the run stopped early on a signal.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run drives every variant and writes the results directory. Real-time variants run one
+// after another, each with the whole schedule (so they never compete for the same
+// server); simulated variants run in parallel, one per CPU. On interrupt, what was
+// measured is written and the error wraps ErrInterrupted.
+func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.SpinBelow == 0 {
+		cfg.SpinBelow = defaultSpinBelow
+	}
+	sum := newSummary(&cfg)
+	var mu sync.Mutex // guards sum across parallel simulated variants
+	checkpoint := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = cfg.Dir.WriteSummary(sum)
+	}
+	checkpoint()
+
+	var runErr error
+	var virtuals []int
+	for i := range cfg.Variants {
+		if cfg.Variants[i].Virtual != nil {
+			virtuals = append(virtuals, i)
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		vr, err := runRealtime(ctx, &cfg, i, func(v results.Variant) {
+			mu.Lock()
+			sum.Variants[i] = v
+			mu.Unlock()
+			checkpoint()
+		})
+		mu.Lock()
+		sum.Variants[i] = vr
+		mu.Unlock()
+		checkpoint()
+		if err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("variant %s: %w", cfg.Variants[i].Name, err))
+		}
+	}
+	if len(virtuals) > 0 && ctx.Err() == nil {
+		sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+		var wg sync.WaitGroup
+		var errMu sync.Mutex
+		for _, i := range virtuals {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(i int) {
+				defer wg.Done()
+				defer func() { <-sem }()
+				vr, err := runVirtual(ctx, &cfg, i)
+				mu.Lock()
+				sum.Variants[i] = vr
+				mu.Unlock()
+				checkpoint()
+				if err != nil {
+					errMu.Lock()
+					runErr = errors.Join(runErr, fmt.Errorf("variant %s: %w", cfg.Variants[i].Name, err))
+					errMu.Unlock()
+				}
+			}(i)
+		}
+		wg.Wait()
+	}
+
+	sum.EndedAt = time.Now()
+	if ctx.Err() != nil {
+		sum.Interrupted = interruptReason(ctx)
+		runErr = errors.Join(fmt.Errorf("%w: %s", ErrInterrupted, sum.Interrupted), runErr)
+	}
+	sum.Complete = sum.Interrupted == ""
+	mu.Lock()
+	err := cfg.Dir.WriteSummary(sum)
+	mu.Unlock()
+	return sum, errors.Join(runErr, err)
+}
+
+func interruptReason(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+		return c.Error()
+	}
+	return "interrupted"
+}
+
+func newSummary(cfg *Config) *results.Summary {
+	sc := cfg.Scenario
+	s := &results.Summary{
+		Tool:      cfg.Tool,
+		StartedAt: time.Now(),
+		Backend:   cfg.Backend,
+		Scenario: results.ScenarioInfo{
+			Name: sc.Name, Description: sc.Description, Source: sc.File, Seed: sc.Seed,
+			DurationS: cfg.Schedule.Duration().Seconds(), ExpectedOps: cfg.Schedule.Expected(),
+			Arrival: sc.Load.Arrival, MaxInFlight: sc.Load.MaxInFlight,
+		},
+	}
+	if s.Tool.Host == "" {
+		s.Tool.Host, _ = os.Hostname()
+	}
+	for _, p := range cfg.Schedule.Phases() {
+		s.Phases = append(s.Phases, results.Phase{Name: p.Name, Type: p.Type, StartS: p.Start.Seconds(), EndS: p.End.Seconds(), ExpectedOps: p.Expected})
+	}
+	for _, v := range cfg.Variants {
+		s.Variants = append(s.Variants, results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true})
+	}
+	return s
+}
+
+// timeline adapts the schedule for the results writer.
+func timeline(s *schedule.Schedule) results.Timeline {
+	return results.Timeline{
+		Expected: func(from, to time.Duration) float64 { return s.CountAt(to) - s.CountAt(from) },
+		Phase:    func(t time.Duration) string { return s.Phases()[s.PhaseAt(t)].Name },
+	}
+}
+
+// variantResult assembles a variant's summary from the collector's cumulative sets.
+func variantResult(cfg *Config, i int, col *metrics.Collector, started time.Time, span time.Duration) results.Variant {
+	v := cfg.Variants[i]
+	out := results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, StartedAt: started, DurationS: span.Seconds()}
+	total := &metrics.Set{Response: metrics.NewHistogram(), Service: metrics.NewHistogram(), Lag: metrics.NewHistogram()}
+	for op, set := range col.Totals() {
+		if set == nil || set.Scheduled() == 0 {
+			continue
+		}
+		st := results.FromSet(cfg.Ops[op].Name, cfg.Ops[op].Kind, set, span.Seconds())
+		st.HistogramLog = results.HistogramLogPath(v.Name, cfg.Ops[op].Name)
+		out.Ops = append(out.Ops, st)
+		total.Merge(set)
+	}
+	out.Totals = results.FromSet("all", "", total, span.Seconds())
+	return out
+}
+
+// progressSink wraps a results sink to report progress each interval.
+func progressSink(cfg *Config, i int, virtual bool, sink metrics.Sink) metrics.Sink {
+	if cfg.Progress == nil {
+		return sink
+	}
+	tl := timeline(cfg.Schedule)
+	var late, dropped int64
+	return func(iv *metrics.Interval) error {
+		err := sink(iv)
+		secs := (iv.End - iv.Start).Seconds()
+		a := iv.All
+		late += a.Late
+		dropped += a.Dropped
+		p := Progress{
+			Variant: cfg.Variants[i].Name, VariantIndex: i, Variants: len(cfg.Variants), Virtual: virtual,
+			Elapsed: iv.End, Total: cfg.Schedule.Duration(), Phase: tl.Phase(iv.Start),
+			Late: late, Dropped: dropped, InFlight: iv.InFlight,
+		}
+		if secs > 0 {
+			p.TargetRate = tl.Expected(iv.Start, iv.End) / secs
+			p.AchievedRate = float64(a.Completed) / secs
+			p.ErrorsPerSec = float64(a.ErrorCount()) / secs
+		}
+		if a.Response.TotalCount() > 0 {
+			p.P99 = time.Duration(a.Response.ValueAtPercentile(99))
+		}
+		cfg.Progress(p)
+		return err
+	}
+}

@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/internal/schedule"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// testSource yields the schedule's arrivals with op types cycling over n types and a
+// field derived from the sequence number, like a workload would.
+type testSource struct {
+	a   *schedule.Arrivals
+	n   int
+	seq uint64
+}
+
+func (s *testSource) Next(op *workloads.Op) bool {
+	t, ok := s.a.Next()
+	if !ok {
+		return false
+	}
+	*op = workloads.Op{Seq: s.seq, Type: uint16(s.seq % uint64(s.n)), Intended: t, User: int64(s.seq * 7919 % 1000)}
+	s.seq++
+	return true
+}
+
+func testScenario(arrival string, maxInFlight int, phases ...scenario.Phase) *scenario.Scenario {
+	s := &scenario.Scenario{Name: "t", Seed: 3, Load: scenario.Load{
+		Arrival: arrival, MaxInFlight: maxInFlight, OnFull: scenario.OnFullQueue,
+		LateAfter: time.Millisecond, Timeout: time.Second, DrainTimeout: 5 * time.Second, Phases: phases,
+	}}
+	return s
+}
+
+func testConfig(t *testing.T, sc *scenario.Scenario, nOps int, variants ...Variant) Config {
+	t.Helper()
+	sch := schedule.New(sc)
+	dir, err := results.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dir.Close() })
+	ops := make([]OpInfo, nOps)
+	for i := range ops {
+		ops[i] = OpInfo{Name: fmt.Sprintf("op%d", i), Kind: "read"}
+	}
+	return Config{
+		Scenario: sc, Schedule: sch, Ops: ops, Variants: variants, Dir: dir,
+		NewSource: func() (Source, error) { return &testSource{a: sch.Arrivals(), n: nOps}, nil },
+		SpinBelow: -1,
+	}
+}
+
+// The coordinated-omission test: a 1 s server stall during a constant-rate run must show in
+// response time (max ≈ 1 s, share above 100 ms ≈ the stall's share of the run) while
+// service time, which starts counting only when the harness gets round to sending, must
+// not show it.
+func TestStallShowsInResponseTimeNotServiceTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := testScenario("uniform", 4, scenario.Phase{Name: "c", Type: "constant", Rate: 1000, Duration: 10 * time.Second})
+		be := backend.NewDelay(backend.DelayOptions{Latency: 100 * time.Microsecond, Distribution: "fixed",
+			Stalls: []backend.Stall{{At: 4 * time.Second, For: time.Second}}})
+		cfg := testConfig(t, sc, 1, Variant{Name: "v", Backend: be})
+		sum, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := sum.Variants[0].Ops[0]
+		if st.Scheduled != 10000 || st.Completed != 10000 {
+			t.Fatalf("scheduled %d completed %d, want 10000 each", st.Scheduled, st.Completed)
+		}
+		resp, _ := st.Response.DecodeHistogram()
+		if mx := time.Duration(resp.Max()); mx < 990*time.Millisecond || mx > 1010*time.Millisecond {
+			t.Errorf("response max %s, want about 1s", mx)
+		}
+		// Operations intended in [4.0, 4.9) wait more than 100 ms: 9% of the run.
+		shareAbove := func(l results.Latency) float64 {
+			h, _ := l.DecodeHistogram()
+			var n int64
+			for _, b := range h.Distribution() {
+				if b.From >= int64(100*time.Millisecond) {
+					n += b.Count
+				}
+			}
+			return float64(n) / float64(h.TotalCount())
+		}
+		if s := shareAbove(st.Response); s < 0.085 || s > 0.095 {
+			t.Errorf("response share above 100ms = %.4f, want about 0.09 (the stall's share)", s)
+		}
+		if s := shareAbove(st.Service); s > 0.001 {
+			t.Errorf("service share above 100ms = %.4f, want about 0 (only the 4 operations caught mid-stall)", s)
+		}
+		if st.Service.P99 > 1 {
+			t.Errorf("service p99 %.3f ms should be the backend's 100µs", st.Service.P99)
+		}
+		t.Logf("response max %s p50 %.3fms p99 %.1fms, service max %.1fms p99 %.3fms, late %d, share>100ms resp %.4f svc %.5f", time.Duration(resp.Max()), st.Response.P50, st.Response.P99, st.Service.Max, st.Service.P99, st.Late, shareAbove(st.Response), shareAbove(st.Service))
+		if st.Late < 850 {
+			t.Errorf("late = %d: operations queued behind the stall must be counted late", st.Late)
+		}
+	})
+}
+
+// Every operation gets executed exactly once, and the stream does not depend on the number
+// of workers.
+func TestStreamIndependentOfWorkerCount(t *testing.T) {
+	fingerprint := func(workers int) (string, int) {
+		var mu sync.Mutex
+		var seen []string
+		be := backend.Func(func(_ context.Context, op *workloads.Op) backend.Outcome {
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("%d/%d/%d/%d", op.Seq, op.Type, op.Intended, op.User))
+			mu.Unlock()
+			return backend.Outcome{}
+		})
+		var fp string
+		synctest.Test(t, func(t *testing.T) {
+			sc := testScenario("poisson", workers, scenario.Phase{Name: "r", Type: "ramp", From: 100, To: 2000, Duration: 3 * time.Second})
+			cfg := testConfig(t, sc, 3, Variant{Name: "v", Backend: be})
+			if _, err := Run(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+		})
+		sort.Strings(seen)
+		h := fnv.New64a()
+		for _, s := range seen {
+			h.Write([]byte(s))
+		}
+		fp = fmt.Sprintf("%x", h.Sum64())
+		return fp, len(seen)
+	}
+	a, na := fingerprint(1)
+	b, nb := fingerprint(64)
+	if a != b || na != nb || na < 2000 {
+		t.Errorf("1 worker: %s (%d ops), 64 workers: %s (%d ops)", a, na, b, nb)
+	}
+}
+
+func TestDropPolicyCountsDroppedOperations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := testScenario("uniform", 2, scenario.Phase{Name: "c", Type: "constant", Rate: 100, Duration: 2 * time.Second})
+		sc.Load.OnFull = scenario.OnFullDrop
+		// Each operation takes 50 ms; 2 workers serve 40/s of the 100/s offered.
+		be := backend.NewDelay(backend.DelayOptions{Latency: 50 * time.Millisecond, Distribution: "fixed"})
+		cfg := testConfig(t, sc, 1, Variant{Name: "v", Backend: be})
+		sum, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := sum.Variants[0].Ops[0]
+		if st.Scheduled != 200 || st.Completed+st.Dropped != 200 {
+			t.Fatalf("scheduled %d = completed %d + dropped %d must hold", st.Scheduled, st.Completed, st.Dropped)
+		}
+		if st.Dropped < 100 || st.Completed < 60 {
+			t.Errorf("completed %d dropped %d; expected about 80 and 120", st.Completed, st.Dropped)
+		}
+		if st.Response.Max > 51 {
+			t.Errorf("completed operations were never queued: response max %.1f ms", st.Response.Max)
+		}
+	})
+}
+
+func TestInterruptWritesWhatWasMeasured(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := testScenario("uniform", 8, scenario.Phase{Name: "c", Type: "constant", Rate: 200, Duration: 60 * time.Second})
+		be := backend.NewDelay(backend.DelayOptions{Latency: 10 * time.Millisecond, Distribution: "fixed"})
+		cfg := testConfig(t, sc, 2, Variant{Name: "v", Backend: be}, Variant{Name: "never", Backend: be})
+		ctx, cancel := context.WithCancelCause(context.Background())
+		time.AfterFunc(5500*time.Millisecond, func() { cancel(fmt.Errorf("received SIGTERM")) })
+		sum, err := Run(ctx, cfg)
+		if err == nil {
+			t.Fatal("an interrupted run must return an error")
+		}
+		if sum.Complete || sum.Interrupted != "received SIGTERM" {
+			t.Errorf("summary must say why it stopped: complete=%v interrupted=%q", sum.Complete, sum.Interrupted)
+		}
+		v := sum.Variants[0]
+		if v.Totals.Completed < 1050 || v.Totals.Completed > 1110 {
+			t.Errorf("completed %d, want about 5.5 s × 200/s", v.Totals.Completed)
+		}
+		if v.Totals.Scheduled != v.Totals.Completed+v.Totals.Dropped+v.Totals.Abandoned {
+			t.Error("every due operation must be accounted for")
+		}
+		if !sum.Variants[1].Interrupted || sum.Variants[1].Totals.Completed != 0 {
+			t.Error("the variant that never ran must be marked so")
+		}
+		back, err := results.Read(cfg.Dir.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Variants[0].Totals.Completed != v.Totals.Completed {
+			t.Error("summary.json on disk must hold what was measured")
+		}
+		ts, err := results.ReadTimeseries(cfg.Dir.Path)
+		if err != nil || len(ts) < 5 {
+			t.Errorf("time series: %d points, %v", len(ts), err)
+		}
+		logs, err := results.ReadHistogramLog(filepath.Join(cfg.Dir.Path, v.Ops[0].HistogramLog))
+		if err != nil || len(logs) < 15 {
+			t.Errorf("interval log: %d intervals, %v", len(logs), err)
+		}
+	})
+}
+
+func TestIntervalLogsAddUpToTheSummary(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := testScenario("poisson", 16, scenario.Phase{Name: "c", Type: "constant", Rate: 500, Duration: 4 * time.Second})
+		be := backend.NewDelay(backend.DelayOptions{Latency: 2 * time.Millisecond, Distribution: "exponential", ErrorRate: 0.1})
+		cfg := testConfig(t, sc, 2, Variant{Name: "v/1", Backend: be})
+		sum, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range sum.Variants[0].Ops {
+			logs, err := results.ReadHistogramLog(filepath.Join(cfg.Dir.Path, st.HistogramLog))
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged := map[string]*int64{"": new(int64), "service": new(int64), "lag": new(int64)}
+			for _, iv := range logs {
+				*merged[iv.Tag] += iv.Hist.TotalCount()
+			}
+			for tag, n := range merged {
+				if *n != st.Completed {
+					t.Errorf("%s tag %q: intervals hold %d values, summary says %d completed", st.Op, tag, *n, st.Completed)
+				}
+			}
+			if st.Errors["server"] == 0 || st.OK+st.Errors["server"] != st.Completed {
+				t.Errorf("%s: errors by class must add up: %+v", st.Op, st)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(cfg.Dir.Path, "histograms", "v_1")); err != nil {
+			t.Errorf("variant names must become safe directory names: %v", err)
+		}
+	})
+}

@@ -1,0 +1,345 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// defaultSpinBelow: waits shorter than this are spun (yielding) instead of slept, because a
+// timer sleep overshoots by tens of microseconds — more than the gap between operations at
+// 100K ops/s. Longer waits sleep most of the way and spin the rest.
+const defaultSpinBelow = 200 * time.Microsecond
+
+// checkpointEvery is how often (in ticks) an in-progress summary is written, so even a
+// SIGKILLed run leaves a readable summary.json that is at most this old.
+const checkpointEvery = 5
+
+type worker struct {
+	rec  *metrics.Recorder
+	busy atomic.Int32 // 1 + op type while executing, 0 when idle
+}
+
+// runRealtime drives one variant in wall-clock time.
+func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(results.Variant)) (results.Variant, error) {
+	v := &cfg.Variants[vi]
+	sc := cfg.Scenario
+	src, err := cfg.NewSource()
+	if err != nil {
+		return results.Variant{Name: v.Name, Interrupted: true}, err
+	}
+	started := time.Now()
+	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg.Schedule))
+	defer vw.Close()
+	col := metrics.NewCollector(len(cfg.Ops), sc.Load.LateAfter, cfg.Tick, progressSink(cfg, vi, false, vw.Sink))
+
+	// Operations keep running after an interrupt until the drain timeout; execCtx is
+	// canceled only then (or on a hard stop), so a graceful stop measures their real end.
+	execCtx, cancelExec := context.WithCancel(context.Background())
+	defer cancelExec()
+
+	examples := newExamples()
+	workers := make([]*worker, sc.Load.MaxInFlight)
+	ch := make(chan workloads.Op)
+	var inFlight atomic.Int64
+	var wg sync.WaitGroup
+	origin := time.Now() // every sample is nanoseconds since origin (monotonic clock)
+	for i := range workers {
+		w := &worker{rec: metrics.NewRecorder()}
+		workers[i] = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runWorker(execCtx, w, ch, v.Backend, origin, &inFlight, examples)
+		}()
+	}
+	dispatchRec := metrics.NewRecorder()
+
+	// The ticker owns the collector: it drains every recorder and closes an interval.
+	var colMu sync.Mutex // held by the ticker and by the final flush
+	drainAll := func() {
+		for _, w := range workers {
+			w.rec.Drain(col.Add)
+		}
+		dispatchRec.Drain(col.Add)
+	}
+	tickerDone := make(chan struct{})
+	stopTicker := make(chan struct{})
+	go func() {
+		defer close(tickerDone)
+		t := time.NewTicker(cfg.Tick)
+		defer t.Stop()
+		n := 0
+		for {
+			select {
+			case <-stopTicker:
+				return
+			case <-t.C:
+			}
+			colMu.Lock()
+			drainAll()
+			col.Flush(time.Since(origin), inFlight.Load())
+			n++
+			if n%checkpointEvery == 0 && checkpoint != nil {
+				r := variantResult(cfg, vi, col, started, time.Since(origin))
+				r.Interrupted = true // not finished yet
+				checkpoint(r)
+			}
+			colMu.Unlock()
+		}
+	}()
+
+	events := startEvents(ctx, sc.Events, v, origin)
+
+	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, cfg.SpinBelow)
+	close(ch)
+
+	// Drain: wait for in-flight operations up to the drain timeout, or until a hard stop.
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	timer := time.NewTimer(sc.Load.DrainTimeout)
+	select {
+	case <-drained:
+	case <-timer.C:
+	case <-cfg.HardStop:
+	}
+	timer.Stop()
+	cancelExec()
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second): // backends that ignore cancellation
+	}
+	close(stopTicker)
+	<-tickerDone
+	evs := events.stop()
+
+	colMu.Lock()
+	defer colMu.Unlock()
+	drainAll()
+	// Operations still executing now are abandoned: counted, never silently lost.
+	for _, w := range workers {
+		if b := w.busy.Load(); b > 0 {
+			s := metrics.Sample{Op: uint16(b - 1), Flags: metrics.FlagAbandoned}
+			col.Add([]metrics.Sample{s})
+		}
+	}
+	span := time.Since(origin)
+	col.Flush(span, 0)
+	out := variantResult(cfg, vi, col, started, span)
+	out.Events = evs
+	out.ErrorExamples = examples.list()
+	out.Interrupted = stopReason != ""
+	if r, ok := v.Backend.(backend.Reporter); ok {
+		if err := r.Report(context.Background(), &out, cfg.Dir); err != nil {
+			out.Notes = append(out.Notes, "backend report failed: "+err.Error())
+		}
+	}
+	return out, col.Err()
+}
+
+func opNames(ops []OpInfo) []string {
+	out := make([]string, len(ops))
+	for i, o := range ops {
+		out[i] = o.Name
+	}
+	return out
+}
+
+func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backend.Backend, origin time.Time, inFlight *atomic.Int64, ex *examples) {
+	for op := range ch {
+		w.busy.Store(int32(op.Type) + 1)
+		start := time.Since(origin)
+		out := be.Execute(ctx, &op)
+		end := time.Since(origin)
+		w.busy.Store(0)
+		w.rec.Record(metrics.Sample{
+			Intended: int64(op.Intended), Start: int64(start), End: int64(end),
+			Op: op.Type, Class: uint8(out.Class),
+		})
+		inFlight.Add(-1)
+		if out.Class != metrics.OK {
+			ex.note(out)
+		}
+	}
+}
+
+// dispatch releases operations at their intended times. It returns why it stopped early
+// ("" when the schedule ended).
+func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, spinBelow time.Duration) string {
+	var op workloads.Op
+	done := ctx.Done()
+	drop := onFull == scenario.OnFullDrop
+	for {
+		select {
+		case <-done:
+			return "interrupted"
+		default:
+		}
+		if !src.Next(&op) {
+			return ""
+		}
+		if !waitUntil(ctx, origin, op.Intended, spinBelow) {
+			return "interrupted" // not yet due: never intended, so not counted
+		}
+		inFlight.Add(1)
+		if drop {
+			select {
+			case ch <- op:
+			default:
+				inFlight.Add(-1)
+				rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
+			}
+			continue
+		}
+		select {
+		case ch <- op:
+		case <-done:
+			// Due but never started: dropped by the interrupt, and counted.
+			inFlight.Add(-1)
+			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
+			return "interrupted"
+		}
+	}
+}
+
+// waitUntil returns at (or just after) origin+at, or false if ctx ends first.
+func waitUntil(ctx context.Context, origin time.Time, at, spinBelow time.Duration) bool {
+	for {
+		wait := at - time.Since(origin)
+		if wait <= 0 {
+			return true
+		}
+		if wait > spinBelow {
+			t := time.NewTimer(wait - max(spinBelow, 0)/2)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return false
+			}
+			continue
+		}
+		runtime.Gosched()
+	}
+}
+
+// examples keeps the first few error messages per class, for the summary.
+type examples struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func newExamples() *examples { return &examples{m: map[string][]string{}} }
+
+func (e *examples) note(out backend.Outcome) {
+	if out.Err == nil {
+		return
+	}
+	cls := out.Class.String()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.m[cls]) >= 3 {
+		return
+	}
+	msg := out.Err.Error()
+	for _, seen := range e.m[cls] {
+		if seen == msg {
+			return
+		}
+	}
+	e.m[cls] = append(e.m[cls], msg)
+}
+
+func (e *examples) list() map[string][]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.m) == 0 {
+		return nil
+	}
+	return e.m
+}
+
+// eventRunner fires scenario events at their times during a real-time run.
+type eventRunner struct {
+	mu     sync.Mutex
+	out    []results.Event
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func startEvents(ctx context.Context, evs []scenario.Event, v *Variant, origin time.Time) *eventRunner {
+	r := &eventRunner{}
+	ctx, r.cancel = context.WithCancel(ctx)
+	for _, e := range evs {
+		r.wg.Add(1)
+		go func(e scenario.Event) {
+			defer r.wg.Done()
+			t := time.NewTimer(e.At - time.Since(origin))
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return
+			}
+			rec := results.Event{AtS: time.Since(origin).Seconds(), Action: e.Action, Target: eventTarget(e), Note: e.Note}
+			switch {
+			case e.Action == scenario.EventExec:
+				cmd := exec.CommandContext(ctx, e.Command[0], e.Command[1:]...)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					rec.Error = fmt.Sprintf("%v: %s", err, lastLine(string(out)))
+				}
+			default:
+				if h, ok := v.Backend.(backend.EventHandler); ok {
+					if err := h.HandleEvent(ctx, e.Action, eventTarget(e)); err != nil {
+						rec.Error = err.Error()
+					}
+				} else {
+					rec.Error = "this backend does not act on " + e.Action + " events (use an exec event with a script)"
+				}
+			}
+			r.mu.Lock()
+			r.out = append(r.out, rec)
+			r.mu.Unlock()
+		}(e)
+	}
+	return r
+}
+
+func eventTarget(e scenario.Event) string {
+	switch {
+	case e.Node != "":
+		return e.Node
+	case e.Shard != "":
+		return e.Shard
+	case len(e.Command) > 0:
+		return strings.Join(e.Command, " ")
+	}
+	return e.DC
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func (r *eventRunner) stop() []results.Event {
+	r.cancel()
+	r.wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out
+}

@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// runVirtual drives one simulated variant: the simulator consumes the stream in virtual
+// time and reports every operation's timing; intervals close as virtual time passes.
+func runVirtual(ctx context.Context, cfg *Config, vi int) (results.Variant, error) {
+	v := &cfg.Variants[vi]
+	src, err := cfg.NewSource()
+	if err != nil {
+		return results.Variant{Name: v.Name, Interrupted: true}, err
+	}
+	started := time.Now()
+	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg.Schedule))
+	defer vw.Close()
+	col := metrics.NewCollector(len(cfg.Ops), cfg.Scenario.Load.LateAfter, cfg.Tick, progressSink(cfg, vi, true, vw.Sink))
+
+	interrupted := false
+	n := 0
+	next := func(op *workloads.Op) bool {
+		// Checking the context every operation would cost more than the simulation step.
+		if n++; n&4095 == 0 && ctx.Err() != nil {
+			interrupted = true
+			return false
+		}
+		return src.Next(op)
+	}
+	var last time.Duration
+	record := func(s *metrics.Sample) {
+		col.AddVirtual(s)
+		if t := time.Duration(s.End); t > last {
+			last = t
+		}
+	}
+	simErr := v.Virtual.Simulate(ctx, next, record)
+	span := max(last, cfg.Schedule.Duration())
+	if interrupted {
+		span = max(last, col.Now())
+	}
+	col.Flush(span, 0)
+	out := variantResult(cfg, vi, col, started, span)
+	out.Interrupted = interrupted
+	if r, ok := v.Virtual.(backend.Reporter); ok {
+		if err := r.Report(context.Background(), &out, cfg.Dir); err != nil {
+			out.Notes = append(out.Notes, "simulator report failed: "+err.Error())
+		}
+	}
+	if simErr != nil {
+		return out, simErr
+	}
+	return out, col.Err()
+}

@@ -1,0 +1,201 @@
+package metrics
+
+import (
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Counters are exact counts for one operation type (or all of them).
+type Counters struct {
+	Completed int64 // completed, successfully or not
+	OK        int64
+	Late      int64
+	Dropped   int64
+	Abandoned int64
+	Errors    [NumClasses]int64 // by class; Errors[OK] is unused
+}
+
+// Add adds other into c.
+func (c *Counters) Add(o *Counters) {
+	c.Completed += o.Completed
+	c.OK += o.OK
+	c.Late += o.Late
+	c.Dropped += o.Dropped
+	c.Abandoned += o.Abandoned
+	for i := range c.Errors {
+		c.Errors[i] += o.Errors[i]
+	}
+}
+
+// ErrorCount is the number of failed operations.
+func (c *Counters) ErrorCount() int64 {
+	var n int64
+	for i := 1; i < len(c.Errors); i++ {
+		n += c.Errors[i]
+	}
+	return n
+}
+
+// Scheduled is every operation whose intended time came: completed, dropped or abandoned.
+func (c *Counters) Scheduled() int64 { return c.Completed + c.Dropped + c.Abandoned }
+
+// Set is the three histograms and the counters of one operation type.
+type Set struct {
+	Response *hdr.Histogram
+	Service  *hdr.Histogram
+	Lag      *hdr.Histogram
+	Counters
+}
+
+func newSet() *Set {
+	return &Set{Response: NewHistogram(), Service: NewHistogram(), Lag: NewHistogram()}
+}
+
+func (s *Set) reset() {
+	s.Response.Reset()
+	s.Service.Reset()
+	s.Lag.Reset()
+	s.Counters = Counters{}
+}
+
+// Merge adds other into s.
+func (s *Set) Merge(o *Set) {
+	s.Response.Merge(o.Response)
+	s.Service.Merge(o.Service)
+	s.Lag.Merge(o.Lag)
+	s.Counters.Add(&o.Counters)
+}
+
+// Interval is what was measured in [Start, End).
+type Interval struct {
+	Start, End time.Duration
+	Ops        []*Set // by operation index; nil (or empty: Scheduled() == 0) where none ran
+	All        *Set   // every operation merged
+	InFlight   int64  // operations in flight at End (real-time runs)
+}
+
+// Sink receives each finished interval. The interval and its histograms are reused after
+// the call returns.
+type Sink func(*Interval) error
+
+// Collector turns samples into interval and cumulative histograms. It is used by one
+// goroutine: the real-time engine's ticker, or the virtual-time driver.
+type Collector struct {
+	lateAfter int64
+	cur       []*Set
+	cum       []*Set
+	all       *Set
+	start     time.Duration
+	sink      Sink
+	err       error
+	// Virtual time: intervals close when a sample's time crosses the boundary.
+	tick time.Duration
+}
+
+// NewCollector collects for nOps operation types. lateAfter marks late samples; sink gets
+// every interval (it may be nil).
+func NewCollector(nOps int, lateAfter time.Duration, tick time.Duration, sink Sink) *Collector {
+	if tick <= 0 {
+		tick = time.Second
+	}
+	return &Collector{
+		lateAfter: int64(lateAfter),
+		cur:       make([]*Set, nOps),
+		cum:       make([]*Set, nOps),
+		all:       newSet(),
+		sink:      sink,
+		tick:      tick,
+	}
+}
+
+// Add records samples into the current interval.
+func (c *Collector) Add(samples []Sample) {
+	for i := range samples {
+		c.add(&samples[i])
+	}
+}
+
+func (c *Collector) add(s *Sample) {
+	set := c.cur[s.Op]
+	if set == nil {
+		set = newSet()
+		c.cur[s.Op] = set
+	}
+	switch {
+	case s.Flags&FlagDropped != 0:
+		set.Dropped++
+		return
+	case s.Flags&FlagAbandoned != 0:
+		set.Abandoned++
+		return
+	}
+	set.Completed++
+	if s.Class == uint8(OK) {
+		set.OK++
+	} else if int(s.Class) < NumClasses {
+		set.Errors[s.Class]++
+	} else {
+		set.Errors[Server]++
+	}
+	lag := s.Lag()
+	if s.Flags&FlagLate != 0 || lag > c.lateAfter {
+		set.Late++
+	}
+	// A failed operation still took the time it took: leaving errors out of the latency
+	// histograms would flatter a system that times out.
+	_ = set.Response.RecordValue(Clamp(s.Response()))
+	_ = set.Service.RecordValue(Clamp(s.Service()))
+	_ = set.Lag.RecordValue(Clamp(lag))
+}
+
+// AddVirtual records one sample of a virtual-time run, closing every interval that ends
+// at or before the sample's time first. Samples must come in nondecreasing time order
+// (completion time, or intended time for dropped operations), as a discrete-event
+// simulation produces them.
+func (c *Collector) AddVirtual(s *Sample) {
+	at := time.Duration(s.End)
+	if s.Flags&(FlagDropped) != 0 {
+		at = time.Duration(s.Intended)
+	}
+	for at >= c.start+c.tick {
+		c.Flush(c.start+c.tick, 0)
+	}
+	c.add(s)
+}
+
+// Flush closes the interval [start, end), hands it to the sink and folds it into the
+// cumulative totals.
+func (c *Collector) Flush(end time.Duration, inFlight int64) {
+	iv := Interval{Start: c.start, End: end, Ops: c.cur, All: c.all, InFlight: inFlight}
+	c.all.reset()
+	for _, s := range c.cur {
+		if s != nil {
+			c.all.Merge(s)
+		}
+	}
+	if c.sink != nil && c.err == nil {
+		c.err = c.sink(&iv)
+	}
+	for i, s := range c.cur {
+		if s == nil {
+			continue
+		}
+		if c.cum[i] == nil {
+			c.cum[i] = newSet()
+		}
+		c.cum[i].Merge(s)
+		s.reset() // kept allocated for the next interval
+	}
+	c.start = end
+}
+
+// Err is the first error the sink returned (writing stops at the first error).
+func (c *Collector) Err() error { return c.err }
+
+// Totals returns the cumulative set of every operation type (nil where none ran). The
+// current, unflushed interval is not included: Flush first.
+func (c *Collector) Totals() []*Set { return c.cum }
+
+// Now is the start of the interval being collected.
+func (c *Collector) Now() time.Duration { return c.start }

@@ -1,0 +1,212 @@
+// Package results reads and writes the results directory: the only thing reports, gates,
+// merge and compare read, so any old run re-renders and re-gates.
+//
+//	summary.json                   versioned summary: scenario, backend, phases, variants,
+//	                               per-operation counts, rates and latency percentiles, with
+//	                               the exact cumulative histograms embedded
+//	scenario.yaml                  the scenario as run, every default explicit
+//	histograms/<variant>/<op>.hlog HdrHistogram interval logs (format 1.3), one interval per
+//	                               second: untagged = response time, Tag=service, Tag=lag
+//	timeseries.jsonl               one line per variant per second: target vs achieved rate,
+//	                               percentiles, errors by class, late, dropped, in flight
+package results
+
+import (
+	"time"
+)
+
+// Schema identifies the summary format; Version changes when a reader would misread it.
+const (
+	Schema  = "shardbench/summary"
+	Version = 1
+)
+
+// File names inside a results directory.
+const (
+	SummaryFile    = "summary.json"
+	ScenarioFile   = "scenario.yaml"
+	TimeseriesFile = "timeseries.jsonl"
+	HistogramsDir  = "histograms"
+)
+
+// Summary is summary.json.
+type Summary struct {
+	Schema   string       `json:"schema"`
+	Version  int          `json:"version"`
+	Tool     Tool         `json:"tool"`
+	Scenario ScenarioInfo `json:"scenario"`
+	Backend  BackendInfo  `json:"backend"`
+	// StartedAt and EndedAt are wall-clock times of the whole run.
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	// Complete is false while the run is in progress (the file is rewritten periodically)
+	// and when it was interrupted.
+	Complete    bool      `json:"complete"`
+	Interrupted string    `json:"interrupted,omitempty"` // why the run stopped early, if it did
+	Phases      []Phase   `json:"phases"`
+	Variants    []Variant `json:"variants"`
+	// MergedFrom lists the result directories a merged summary was built from.
+	MergedFrom []string `json:"merged_from,omitempty"`
+}
+
+// Tool is the harness that wrote the results.
+type Tool struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	GoVersion string `json:"go_version"`
+	Host      string `json:"host,omitempty"`
+}
+
+// ScenarioInfo identifies the scenario.
+type ScenarioInfo struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description,omitempty"`
+	Source      string  `json:"source"` // path it was read from
+	Seed        int64   `json:"seed"`
+	DurationS   float64 `json:"duration_s"`
+	ExpectedOps float64 `json:"expected_ops"` // per variant
+	Arrival     string  `json:"arrival"`
+	MaxInFlight int     `json:"max_in_flight"`
+}
+
+// BackendInfo describes what the operations ran against. Target never holds credentials.
+type BackendInfo struct {
+	Name      string            `json:"name"`
+	Simulated bool              `json:"simulated"`
+	Target    string            `json:"target,omitempty"`
+	Server    string            `json:"server,omitempty"` // server version as reported
+	Details   map[string]string `json:"details,omitempty"`
+}
+
+// Phase is a scenario phase on the run's time line.
+type Phase struct {
+	Name        string  `json:"name"`
+	Type        string  `json:"type"`
+	StartS      float64 `json:"start_s"`
+	EndS        float64 `json:"end_s"`
+	ExpectedOps float64 `json:"expected_ops"`
+}
+
+// Event is something that happened during a run (a node stopped, a shard added).
+type Event struct {
+	AtS    float64 `json:"at_s"`
+	Action string  `json:"action"`
+	Target string  `json:"target,omitempty"`
+	Note   string  `json:"note,omitempty"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// Variant is one design variant's results.
+type Variant struct {
+	Name     string            `json:"name"`
+	Design   string            `json:"design,omitempty"`
+	Database string            `json:"database,omitempty"` // cassandra | mongodb
+	Params   map[string]string `json:"params,omitempty"`
+	// StartedAt is when this variant's schedule started (variants of a real run go one
+	// after another, each with the whole schedule).
+	StartedAt time.Time `json:"started_at"`
+	// DurationS is the measured span: the schedule, plus the drain of the last operations.
+	DurationS   float64   `json:"duration_s"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Totals      OpStats   `json:"totals"`
+	Ops         []OpStats `json:"ops"`
+	// ErrorExamples holds the first messages seen per error class (credentials redacted).
+	ErrorExamples map[string][]string `json:"error_examples,omitempty"`
+	// Nodes is per-node (or per-shard) operation counts as the client saw them.
+	Nodes []NodeCount `json:"nodes,omitempty"`
+	// Events that happened during this variant's run (node down, shard added, commands).
+	Events []Event `json:"events,omitempty"`
+	// Notes are things the user must know to read the numbers (features a server could not
+	// apply, a simulated model's assumptions).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// NodeCount is how many operations one node or shard served, as the client saw it.
+type NodeCount struct {
+	Node string `json:"node"`
+	Ops  int64  `json:"ops"`
+}
+
+// OpStats is one operation type's results (or all of a variant's, in Totals).
+type OpStats struct {
+	Op   string `json:"op"`
+	Kind string `json:"kind,omitempty"` // read | write
+	// Scheduled = Completed + Dropped + Abandoned: every operation whose intended time came.
+	Scheduled int64            `json:"scheduled"`
+	Completed int64            `json:"completed"`
+	OK        int64            `json:"ok"`
+	Errors    map[string]int64 `json:"errors,omitempty"`
+	ErrorRate float64          `json:"error_rate"`
+	// Late operations started more than late_after after their intended time.
+	Late int64 `json:"late"`
+	// Dropped operations never started (pool full with on_full: drop, or interrupted).
+	Dropped int64 `json:"dropped"`
+	// Abandoned operations started but did not finish before the drain timeout.
+	Abandoned    int64   `json:"abandoned"`
+	TargetRate   float64 `json:"target_rate"`   // scheduled per second
+	AchievedRate float64 `json:"achieved_rate"` // completed per second
+	Response     Latency `json:"response"`
+	Service      Latency `json:"service"`
+	Lag          Latency `json:"lag"`
+	HistogramLog string  `json:"histogram_log,omitempty"` // relative path of the .hlog
+}
+
+// Latency summarises a histogram in milliseconds and carries the histogram itself
+// (base64 compressed HdrHistogram V2) so that merges and gates stay exact.
+type Latency struct {
+	Count     int64   `json:"count"`
+	Min       float64 `json:"min_ms"`
+	Mean      float64 `json:"mean_ms"`
+	P50       float64 `json:"p50_ms"`
+	P90       float64 `json:"p90_ms"`
+	P99       float64 `json:"p99_ms"`
+	P999      float64 `json:"p99_9_ms"`
+	P9999     float64 `json:"p99_99_ms"`
+	Max       float64 `json:"max_ms"`
+	StdDev    float64 `json:"stddev_ms"`
+	Histogram string  `json:"histogram,omitempty"`
+}
+
+// Point is one line of timeseries.jsonl: one variant, one interval.
+type Point struct {
+	Variant      string           `json:"variant"`
+	StartS       float64          `json:"start_s"`
+	EndS         float64          `json:"end_s"`
+	Phase        string           `json:"phase"`
+	TargetRate   float64          `json:"target_rate"`
+	AchievedRate float64          `json:"achieved_rate"`
+	Completed    int64            `json:"completed"`
+	OK           int64            `json:"ok"`
+	Errors       map[string]int64 `json:"errors,omitempty"`
+	Late         int64            `json:"late"`
+	Dropped      int64            `json:"dropped"`
+	Abandoned    int64            `json:"abandoned,omitempty"`
+	InFlight     int64            `json:"in_flight"`
+	P50          float64          `json:"p50_ms"`
+	P90          float64          `json:"p90_ms"`
+	P99          float64          `json:"p99_ms"`
+	P999         float64          `json:"p99_9_ms"`
+	Max          float64          `json:"max_ms"`
+	ServiceP99   float64          `json:"service_p99_ms"`
+	LagP99       float64          `json:"lag_p99_ms"`
+}
+
+// Variant returns the variant with the given name, or nil.
+func (s *Summary) Variant(name string) *Variant {
+	for i := range s.Variants {
+		if s.Variants[i].Name == name {
+			return &s.Variants[i]
+		}
+	}
+	return nil
+}
+
+// Op returns the stats of one operation, or nil.
+func (v *Variant) Op(name string) *OpStats {
+	for i := range v.Ops {
+		if v.Ops[i].Op == name {
+			return &v.Ops[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package scenario
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseValidFileAppliesDefaults(t *testing.T) {
+	s, err := ReadFile("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "unit" || s.Seed != 42 || len(s.Load.Phases) != 4 {
+		t.Fatalf("decoded %+v", s)
+	}
+	if s.Load.Phases[0].Rate != 1000 || s.Load.Phases[3].Peak != 10000 {
+		t.Errorf("rates with suffixes: %v %v", s.Load.Phases[0].Rate, s.Load.Phases[3].Peak)
+	}
+	if s.Load.OnFull != OnFullQueue || s.Load.LateAfter != time.Millisecond || s.Load.Timeout != 5*time.Second {
+		t.Errorf("load defaults not applied: %+v", s.Load)
+	}
+	if s.Population.Products != 100_000 || len(s.Population.GeoZones) != 5 || s.Population.GuestShare != 0.3 {
+		t.Errorf("population defaults not applied: %+v", s.Population)
+	}
+	if got := s.Population.Categories.Names(); strings.Join(got, ",") != "electronics,books" {
+		t.Errorf("weights must keep file order, got %v", got)
+	}
+	if s.Duration() != 80*time.Second {
+		t.Errorf("duration = %s", s.Duration())
+	}
+	if s.SLO.IsZero() || s.Backends["sim"].IsZero() {
+		t.Error("raw sections must be kept for their owners")
+	}
+	if s.Clock.Start != DefaultClockStart || s.Clock.Scale != 1 {
+		t.Errorf("clock defaults: %+v", s.Clock)
+	}
+}
+
+func TestParseReportsAllErrorsWithPositions(t *testing.T) {
+	src := `name: bad
+load:
+  arrival: sometimes
+  max_in_flight: 0
+  phases:
+    - {type: constant, duration: 10s}
+    - {type: ramp, from: 1, to: -5, duration: 0s}
+    - {type: spike, rate: 1, peak: 2, spike_at: 8s, spike_for: 5s, duration: 10s}
+    - {type: constant, rate: 1, from: 3, duration: 1s}
+    - {type: step, from: 1, to: 2, steps: 1, duration: 1s}
+    - {type: wave, duration: 1s}
+population:
+  guest_share: 1.5
+  user_activity: {distribution: zipf, s: 0}
+  categories: {a: -1}
+mix: {}
+events:
+  - {at: 1h, action: explode}
+`
+	_, err := Parse("bad.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, want := range []string{
+		"bad.yaml:3:12: load.arrival: must be \"uniform\" or \"poisson\"",
+		"bad.yaml:4:18: load.max_in_flight: must be between 1 and 1000000",
+		"bad.yaml:6:7: load.phases[0].rate: is required",
+		"bad.yaml:7:33: load.phases[1].to: must not be negative",
+		"bad.yaml:7:47: load.phases[1].duration: must be positive",
+		"bad.yaml:8:64: load.phases[2].spike_for: spike (5s at 8s) ends after the phase (10s)",
+		"bad.yaml:9:39: load.phases[3].from: does not apply to a constant phase",
+		"bad.yaml:10:43: load.phases[4].steps: must be at least 2",
+		"bad.yaml:11:14: load.phases[5].type: must be constant, ramp, step or spike, got \"wave\"",
+		"bad.yaml:13:16: population.guest_share: must be between 0 and 1",
+		"bad.yaml:14:42: population.user_activity.s: Zipf exponent must be in (0, 10]",
+		"bad.yaml:15:19: population.categories.a: weight must not be negative",
+		"bad.yaml:16:6: mix: must list at least one operation",
+		"bad.yaml:18:10: events[0].at: must be within the run",
+		"bad.yaml:18:22: events[0].action: must be one of",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing error %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("all errors:\n%s", err)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	s, err := ReadFile("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := int64(9)
+	if err := s.Apply(Overrides{Seed: &seed, Duration: 8 * time.Second, RateScale: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Seed != 9 || s.Duration() != 8*time.Second {
+		t.Errorf("seed %d duration %s", s.Seed, s.Duration())
+	}
+	spike := s.Load.Phases[3]
+	if spike.Rate != 4000 || spike.Peak != 20000 || spike.SpikeAt != 500*time.Millisecond || spike.SpikeFor != 200*time.Millisecond {
+		t.Errorf("spike scaled wrong: %+v", spike)
+	}
+	if s.Events[0].At != 1500*time.Millisecond {
+		t.Errorf("event time scaled wrong: %s", s.Events[0].At)
+	}
+	if errs := s.Validate(); len(errs) != 0 {
+		t.Errorf("overridden scenario must stay valid: %v", errs)
+	}
+	if err := s.Apply(Overrides{RateScale: -1}); err == nil {
+		t.Error("negative rate scale must be rejected")
+	}
+}
+
+func TestAsRunRoundTrips(t *testing.T) {
+	s, err := ReadFile("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.AsRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"on_full: queue", "late_after: 1ms", "guest_share: 0.3", "carts.add_item: 1", "nodes: 3", "carts.add_item p99 < 15ms"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("as-run scenario lacks %q:\n%s", want, out)
+		}
+	}
+	back, err := Parse("as-run.yaml", out)
+	if err != nil {
+		t.Fatalf("as-run scenario must parse: %v\n%s", err, out)
+	}
+	if back.Duration() != s.Duration() || back.Seed != s.Seed || back.Population.Categories[0].Weight != 70 {
+		t.Errorf("round trip changed the scenario")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	seed, _ := os.ReadFile("testdata/valid.yaml")
+	f.Add(seed)
+	f.Add([]byte("name: x\nload: {phases: [{type: constant, rate: 1, duration: 1s}]}\nmix: {a: 1}\n"))
+	f.Add([]byte("load: {phases: [{type: spike, rate: 1, peak: 1e9, spike_at: 1s, spike_for: 1d, duration: 1s}]}\n"))
+	f.Add([]byte("population: {categories: {a: 1, a: 2}, bots: {count: -1}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			return
+		}
+		if _, err := s.AsRun(); err != nil {
+			t.Fatalf("valid scenario must re-encode: %v", err)
+		}
+		_ = s.Duration()
+	})
+}
