@@ -217,7 +217,9 @@ func timeline(s *schedule.Schedule) results.Timeline {
 }
 
 // variantResult assembles a variant's summary from the collector's cumulative sets.
-func variantResult(cfg *Config, i int, col *metrics.Collector, started time.Time, span time.Duration) results.Variant {
+// span is the measured time (until the last completion), due the time operations were due
+// (the schedule, or until an interrupt).
+func variantResult(cfg *Config, i int, col *metrics.Collector, started time.Time, span, due time.Duration) results.Variant {
 	v := cfg.Variants[i]
 	out := results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, StartedAt: started, DurationS: span.Seconds()}
 	total := &metrics.Set{Response: metrics.NewHistogram(), Service: metrics.NewHistogram(), Lag: metrics.NewHistogram()}
@@ -225,12 +227,12 @@ func variantResult(cfg *Config, i int, col *metrics.Collector, started time.Time
 		if set == nil || set.Scheduled() == 0 {
 			continue
 		}
-		st := results.FromSet(cfg.Ops[op].Name, cfg.Ops[op].Kind, set, span.Seconds())
+		st := results.FromSet(cfg.Ops[op].Name, cfg.Ops[op].Kind, set, span.Seconds(), due.Seconds())
 		st.HistogramLog = results.HistogramLogPath(v.Name, cfg.Ops[op].Name)
 		out.Ops = append(out.Ops, st)
 		total.Merge(set)
 	}
-	out.Totals = results.FromSet("all", "", total, span.Seconds())
+	out.Totals = results.FromSet("all", "", total, span.Seconds(), due.Seconds())
 	return out
 }
 

@@ -45,7 +45,7 @@ func testScenario(arrival string, maxInFlight int, phases ...scenario.Phase) *sc
 	return s
 }
 
-func testConfig(t *testing.T, sc *scenario.Scenario, nOps int, variants ...Variant) Config {
+func testConfig(t testing.TB, sc *scenario.Scenario, nOps int, variants ...Variant) Config {
 	t.Helper()
 	sch := schedule.New(sc)
 	dir, err := results.Create(filepath.Join(t.TempDir(), "out"))

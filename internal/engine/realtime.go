@@ -92,7 +92,8 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 			col.Flush(time.Since(origin), inFlight.Load())
 			n++
 			if n%checkpointEvery == 0 && checkpoint != nil {
-				r := variantResult(cfg, vi, col, started, time.Since(origin))
+				now := time.Since(origin)
+				r := variantResult(cfg, vi, col, started, now, min(now, cfg.Schedule.Duration()))
 				r.Interrupted = true // not finished yet
 				checkpoint(r)
 			}
@@ -104,6 +105,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 
 	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, cfg.SpinBelow)
 	close(ch)
+	due := min(time.Since(origin), cfg.Schedule.Duration())
 
 	// Drain: wait for in-flight operations up to the drain timeout, or until a hard stop.
 	drained := make(chan struct{})
@@ -136,7 +138,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	}
 	span := time.Since(origin)
 	col.Flush(span, 0)
-	out := variantResult(cfg, vi, col, started, span)
+	out := variantResult(cfg, vi, col, started, span, due)
 	out.Events = evs
 	out.ErrorExamples = examples.list()
 	out.Interrupted = stopReason != ""

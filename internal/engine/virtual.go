@@ -41,12 +41,12 @@ func runVirtual(ctx context.Context, cfg *Config, vi int) (results.Variant, erro
 		}
 	}
 	simErr := v.Virtual.Simulate(ctx, next, record)
-	span := max(last, cfg.Schedule.Duration())
+	span, due := max(last, cfg.Schedule.Duration()), cfg.Schedule.Duration()
 	if interrupted {
-		span = max(last, col.Now())
+		span, due = max(last, col.Now()), min(col.Now(), due)
 	}
 	col.Flush(span, 0)
-	out := variantResult(cfg, vi, col, started, span)
+	out := variantResult(cfg, vi, col, started, span, due)
 	out.Interrupted = interrupted
 	if r, ok := v.Virtual.(backend.Reporter); ok {
 		if err := r.Report(context.Background(), &out, cfg.Dir); err != nil {

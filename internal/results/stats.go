@@ -58,8 +58,10 @@ func (l Latency) DecodeHistogram() (*hdr.Histogram, error) {
 	return h, nil
 }
 
-// FromSet builds the stats of one operation from its cumulative set.
-func FromSet(op, kind string, set *metrics.Set, durationS float64) OpStats {
+// FromSet builds the stats of one operation from its cumulative set. The target rate is
+// over the schedule's span (scheduleS: when operations were due), the achieved rate over
+// the measured span (spanS: until the last one completed).
+func FromSet(op, kind string, set *metrics.Set, spanS, scheduleS float64) OpStats {
 	s := OpStats{Op: op, Kind: kind}
 	if set == nil {
 		return s
@@ -71,9 +73,11 @@ func FromSet(op, kind string, set *metrics.Set, durationS float64) OpStats {
 	if s.Scheduled > 0 {
 		s.ErrorRate = float64(c.ErrorCount()+c.Dropped+c.Abandoned) / float64(s.Scheduled)
 	}
-	if durationS > 0 {
-		s.TargetRate = float64(s.Scheduled) / durationS
-		s.AchievedRate = float64(s.Completed) / durationS
+	if scheduleS > 0 {
+		s.TargetRate = float64(s.Scheduled) / scheduleS
+	}
+	if spanS > 0 {
+		s.AchievedRate = float64(s.Completed) / spanS
 	}
 	s.Response = Summarize(set.Response, true)
 	s.Service = Summarize(set.Service, true)

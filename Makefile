@@ -1,0 +1,47 @@
+# shardbench — build, demo and test. `make demo` and `make test` are the two set-up
+# commands the README promises work on a fresh machine.
+
+SHELL   := /bin/bash
+GO      ?= go
+BUILD   := $(CURDIR)/.build
+BIN     := $(CURDIR)/bin/shardbench
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: all build demo test unit vet fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/shardbench
+
+## demo: the main job on the embedded default backend (no database needed).
+demo: build
+	$(BIN) run scenarios/black-friday.yaml --out results/demo-$$(date +%Y%m%d-%H%M%S)
+
+## test: vet, unit tests, and every integration test whose server the project starts itself.
+## SHARDBENCH_INTEGRATION=require turns a missing server into a failure, never a skip.
+test: vet
+	export SHARDBENCH_INTEGRATION=require; \
+	export SHARDBENCH_HDR_JAR=$$(testenv/hdrhistogram/fetch.sh); \
+	$(GO) test -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+## unit: tests that need no server (integration tests skip).
+unit:
+	$(GO) test -count=1 ./...
+
+## fuzz: a short run of every fuzz target (longer: make fuzz FUZZTIME=10m).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./internal/yamlx -run XXX -fuzz FuzzUnmarshal -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./internal/scenario -run XXX -fuzz FuzzParse -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+
+## bench: the benchmarks behind the speed figures in the README.
+bench:
+	$(GO) test -run XXX -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

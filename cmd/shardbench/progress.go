@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/engine"
+	"github.com/shardbench/shardbench/internal/results"
+)
+
+// progress prints the running figures: one redrawn line on a terminal, a plain line every
+// tenth of the run (at least every 10 s) otherwise, nothing when quiet. It is called
+// concurrently by simulated variants running in parallel.
+type progress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	tty      bool
+	quiet    bool
+	lastDraw time.Time
+	nextLine map[string]time.Duration
+	drawn    bool
+}
+
+func newProgress(io *IO, quiet bool) *progress {
+	return &progress{w: io.ErrOut, tty: io.ErrTTY, quiet: quiet, nextLine: map[string]time.Duration{}}
+}
+
+func (p *progress) update(u engine.Progress) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	line := formatProgress(u)
+	if p.tty {
+		// Simulations close intervals far faster than a terminal can show them.
+		if time.Since(p.lastDraw) < 100*time.Millisecond && u.Elapsed < u.Total {
+			return
+		}
+		p.lastDraw = time.Now()
+		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+		p.drawn = true
+		return
+	}
+	step := max(10*time.Second, u.Total/10)
+	if u.Elapsed < p.nextLine[u.Variant] {
+		return
+	}
+	p.nextLine[u.Variant] = (u.Elapsed/step + 1) * step
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
+
+func formatProgress(u engine.Progress) string {
+	var b strings.Builder
+	if u.Variants > 1 {
+		fmt.Fprintf(&b, "[%s %d/%d] ", u.Variant, u.VariantIndex+1, u.Variants)
+	}
+	clock := "wall"
+	if u.Virtual {
+		clock = "sim"
+	}
+	fmt.Fprintf(&b, "%s/%s %s %-10s target %s/s achieved %s/s p99 %s errors %s/s late %d dropped %d",
+		mmss(u.Elapsed), mmss(u.Total), clock, u.Phase, humanCount(u.TargetRate), humanCount(u.AchievedRate),
+		fmtDur(u.P99), humanCount(u.ErrorsPerSec), u.Late, u.Dropped)
+	if !u.Virtual {
+		fmt.Fprintf(&b, " in-flight %d", u.InFlight)
+	}
+	return b.String()
+}
+
+func mmss(d time.Duration) string {
+	s := int(d.Round(time.Second).Seconds())
+	return fmt.Sprintf("%02d:%02d", s/60, s%60)
+}
+
+func humanCount(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.1f", v)
+	}
+}
+
+func fmtDur(d time.Duration) string { return fmtMs(float64(d) / 1e6) }
+
+// fmtMs prints milliseconds with sensible precision.
+func fmtMs(ms float64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 1:
+		return fmt.Sprintf("%.0fµs", ms*1000)
+	case ms < 10:
+		return fmt.Sprintf("%.2fms", ms)
+	case ms < 1000:
+		return fmt.Sprintf("%.1fms", ms)
+	default:
+		return fmt.Sprintf("%.2fs", ms/1000)
+	}
+}
+
+// printRunSummary prints the end-of-run table: per variant, achieved rate, response-time
+// percentiles, errors, late and dropped operations.
+func printRunSummary(w io.Writer, s *results.Summary) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "variant\tops/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tlate\tdropped\t")
+	for _, v := range s.Variants {
+		t := v.Totals
+		name := v.Name
+		if v.Interrupted {
+			name += " (partial)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", name, humanCount(t.AchievedRate), humanCount(t.TargetRate),
+			fmtMs(t.Response.P50), fmtMs(t.Response.P99), fmtMs(t.Response.P999), fmtMs(t.Response.Max),
+			fmtPct(t.ErrorRate), t.Late, t.Dropped)
+	}
+	tw.Flush()
+	for _, v := range s.Variants {
+		for cls, msgs := range v.ErrorExamples {
+			fmt.Fprintf(w, "%s: %s errors, e.g. %s\n", v.Name, cls, msgs[0])
+		}
+	}
+}
+
+func fmtPct(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.3g%%", f*100)
+}

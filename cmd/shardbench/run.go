@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/engine"
+	"github.com/shardbench/shardbench/internal/results"
+)
+
+// RunOptions are the inputs of `shardbench run`.
+type RunOptions struct {
+	IO           *IO
+	ScenarioPath string
+	Backend      string
+	Target       string
+	Out          string
+	Duration     time.Duration
+	RateScale    float64
+	Seed         int64
+	SeedSet      bool
+	Quiet        bool
+	NoReport     bool
+
+	// streams builds the operation stream; tests substitute their own.
+	streams streamBuilder
+	// signals delivers interrupts; tests substitute a channel.
+	signals <-chan os.Signal
+	// spinBelow is passed to the engine (tests under synctest set -1).
+	spinBelow time.Duration
+}
+
+// backendNames lists the backends `--backend` accepts.
+var backendNames = []string{"null", "delay"}
+
+func newRunCmd(io *IO, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO",
+		Short: "Drive a scenario's traffic against its design variants and record the results",
+		Long: `run drives the scenario's operation stream against every design variant it lists,
+with open-model timing: operations start at their scheduled times whatever the
+backend does, and latency counts from that intended start (coordinated-omission
+correct), beside service time and schedule lag.
+
+Results go to a directory (summary.json, HdrHistogram interval logs, a per-second time
+series, the scenario as run). Ctrl-C or SIGTERM stops scheduling, drains in-flight
+operations and writes everything measured so far (a second Ctrl-C stops at once);
+the exit code is then 1.`,
+		Example: `  shardbench run scenarios/smoke.yaml
+  shardbench run scenarios/black-friday.yaml --duration 2m --rate-scale 0.5 --out results/bf
+  shardbench run scenarios/smoke.yaml --backend null --quiet`,
+		Args: exactArgs(1, "a scenario file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ScenarioPath = args[0]
+			opts.SeedSet = cmd.Flags().Changed("seed")
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Backend, "backend", "b", "null", "backend: "+strings.Join(backendNames, ", "))
+	f.StringVar(&opts.Target, "target", "", "database to connect to, e.g. cassandra://host1,host2:9042?dc=dc1 or mongodb://host:27017 (credentials from the environment, never the URL)")
+	f.StringVarP(&opts.Out, "out", "o", "", "results directory (default results/<scenario>-<time>)")
+	f.DurationVar(&opts.Duration, "duration", 0, "scale every phase so the schedule lasts this long")
+	f.Float64Var(&opts.RateScale, "rate-scale", 0, "multiply every rate (0.1 = a tenth of the traffic)")
+	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing while running")
+	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
+	return cmd
+}
+
+func runRun(ctx context.Context, opts *RunOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !contains(backendNames, opts.Backend) {
+		return usageErrorf("unknown backend %q (choose from %s)", opts.Backend, strings.Join(backendNames, ", "))
+	}
+	ov := runOverrides{Duration: opts.Duration, RateScale: opts.RateScale}
+	if opts.SeedSet {
+		ov.Seed = &opts.Seed
+	}
+	build := opts.streams
+	if build == nil {
+		build = defaultStreamBuilder
+	}
+	in, err := loadRunWith(opts.ScenarioPath, ov, build)
+	if err != nil {
+		return err
+	}
+	sc := in.Scenario
+
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join("results", results.SafeName(sc.Name)+"-"+time.Now().Format("20060102-150405"))
+	}
+	dir, err := results.Create(out)
+	if err != nil {
+		return usageError(err)
+	}
+	defer dir.Close()
+	asRun, err := sc.AsRun()
+	if err != nil {
+		return err
+	}
+	if err := dir.WriteFile(results.ScenarioFile, asRun); err != nil {
+		return err
+	}
+
+	variants, info, err := openBackends(ctx, opts, in)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, v := range variants {
+			if v.Backend != nil {
+				v.Backend.Close()
+			}
+			if v.Virtual != nil {
+				v.Virtual.Close()
+			}
+		}
+	}()
+
+	ctx, stop, hardStop := interruptContext(ctx, opts.signals)
+	defer stop()
+
+	prog := newProgress(opts.IO, opts.Quiet)
+	cfg := engine.Config{
+		Scenario: sc, Schedule: in.Schedule, Ops: in.Ops, NewSource: in.NewSource,
+		Variants: variants, Dir: dir, Backend: info,
+		Tool:      results.Tool{Name: "shardbench", Version: version, GoVersion: runtime.Version()},
+		Progress:  prog.update,
+		HardStop:  hardStop,
+		SpinBelow: opts.spinBelow,
+	}
+	if !opts.Quiet {
+		fmt.Fprintf(opts.IO.ErrOut, "shardbench: %s on %s: %d variant(s), %s, about %.0f operations each → %s\n",
+			sc.Name, info.Name, len(variants), in.Schedule.Duration(), in.Schedule.Expected(), out)
+	}
+	sum, runErr := engine.Run(ctx, cfg)
+	prog.done()
+	if sum != nil && !opts.Quiet {
+		printRunSummary(opts.IO.Out, sum)
+	}
+	if !opts.Quiet {
+		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", out)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, engine.ErrInterrupted) {
+			return fmt.Errorf("%w; results measured so far are in %s", runErr, out)
+		}
+		return runErr
+	}
+	return nil
+}
+
+// openBackends opens one backend per variant.
+func openBackends(ctx context.Context, opts *RunOptions, in *runInput) ([]engine.Variant, results.BackendInfo, error) {
+	info := results.BackendInfo{Name: opts.Backend}
+	var out []engine.Variant
+	for _, spec := range in.Variants {
+		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params}
+		switch opts.Backend {
+		case "null":
+			v.Backend = backend.Null()
+		case "delay":
+			o, err := backend.ParseDelayOptions(in.Scenario.Backends["delay"])
+			if err != nil {
+				return nil, info, usageError(err)
+			}
+			v.Backend = backend.NewDelay(o)
+			info.Details = map[string]string{"latency": o.Latency.String(), "distribution": o.Distribution}
+		}
+		out = append(out, v)
+	}
+	return out, info, nil
+}
+
+// interruptContext cancels ctx on the first SIGINT/SIGTERM (with the signal as the cause)
+// and closes hardStop on the second.
+func interruptContext(parent context.Context, sigs <-chan os.Signal) (context.Context, func(), <-chan struct{}) {
+	ctx, cancel := context.WithCancelCause(parent)
+	hard := make(chan struct{})
+	var ch chan os.Signal
+	if sigs == nil {
+		ch = make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		sigs = ch
+	}
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case s := <-sigs:
+				n++
+				if n == 1 {
+					cancel(fmt.Errorf("received %s", signalName(s)))
+				} else {
+					close(hard)
+					return
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		if ch != nil {
+			signal.Stop(ch)
+		}
+		cancel(nil)
+	}, hard
+}
+
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
