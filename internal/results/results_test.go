@@ -179,4 +179,3 @@ func TestJavaHistogramLogProcessorReadsOurLogs(t *testing.T) {
 		}
 	}
 }
-

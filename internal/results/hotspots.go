@@ -1,0 +1,177 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// HotspotsFile holds the hot-partition analysis of a run or a plan: where every key went
+// (partition, token or hashed value, replicas or shard), the heaviest partitions, the load
+// per node or shard, and partition size projections. The plan command, the simulator and
+// the real backends all write it in this one format.
+const HotspotsFile = "hotspots.json"
+
+// Hotspots is hotspots.json.
+type Hotspots struct {
+	Schema   string            `json:"schema"` // "shardbench/hotspots"
+	Version  int               `json:"version"`
+	Variants []HotspotsVariant `json:"variants"`
+}
+
+// HotspotsSchema identifies hotspots.json.
+const HotspotsSchema = "shardbench/hotspots"
+
+// HotspotsVariant is one variant's analysis.
+type HotspotsVariant struct {
+	Variant  string `json:"variant"`
+	Database string `json:"database"` // cassandra | mongodb
+	// Source says how placement was known: "computed" (the placement code, client side),
+	// "server" (read from a live cluster's ring or chunk table).
+	Source string `json:"source"`
+	// Topology in words, e.g. "3 nodes, 1 DC, num_tokens 16, RF 3" or "2 shards, 8 chunks".
+	Topology string          `json:"topology,omitempty"`
+	Tables   []TableHotspots `json:"tables"`
+	Nodes    []NodeLoad      `json:"nodes"`
+	Balance  Imbalance       `json:"balance"`
+	Notes    []string        `json:"notes,omitempty"`
+}
+
+// TableHotspots is the analysis of one table or collection.
+type TableHotspots struct {
+	Table  string `json:"table"`  // keyspace.table or db.collection
+	Entity string `json:"entity"` // logical entity (sessions, carts, ...)
+	// Key describes the partition or shard key, e.g. "((customer_id, time_bucket))" or
+	// "{user_id: hashed, created_at: 1}".
+	Key    string `json:"key"`
+	Ops    int64  `json:"ops"`
+	Reads  int64  `json:"reads"`
+	Writes int64  `json:"writes"`
+	Rows   int64  `json:"rows_written"`
+	Bytes  int64  `json:"bytes_written"`
+	// Partitions is the number of distinct partitions touched (exact when PartitionsExact,
+	// else an estimate with the stated relative error).
+	Partitions      int64   `json:"partitions"`
+	PartitionsExact bool    `json:"partitions_exact"`
+	PartitionsError float64 `json:"partitions_error,omitempty"`
+	// Top partitions by operations, heaviest first (Space-Saving; see ErrorBound).
+	Top []PartitionLoad `json:"top"`
+	// Cumulative is the share of operations taken by the top fraction of partitions.
+	Cumulative []SharePoint `json:"cumulative,omitempty"`
+	// Projections of the largest partitions' sizes to the design's horizon.
+	Projections []SizeProjection `json:"projections,omitempty"`
+	// Targeting: how reads reached partitions / shards.
+	SinglePartitionReads int64 `json:"single_partition_reads,omitempty"`
+	MultiPartitionReads  int64 `json:"multi_partition_reads,omitempty"`
+	BroadcastReads       int64 `json:"broadcast_reads,omitempty"`
+}
+
+// PartitionLoad is one heavy partition.
+type PartitionLoad struct {
+	Key string `json:"key"` // human-readable key, e.g. "time_bucket='2025-11-28'"
+	// Cassandra: Token (decimal) and the owning vnode Range "(start, end]"; MongoDB: Hashed
+	// (the hashed shard-key value, when hashed) and the chunk Range.
+	Token    string   `json:"token,omitempty"`
+	Hashed   string   `json:"hashed,omitempty"`
+	Range    string   `json:"range,omitempty"`
+	Replicas []string `json:"replicas,omitempty"` // Cassandra nodes holding it
+	Shard    string   `json:"shard,omitempty"`    // MongoDB shard owning it
+	Ops      int64    `json:"ops"`
+	Reads    int64    `json:"reads"`
+	Writes   int64    `json:"writes"`
+	Rows     int64    `json:"rows_written"`
+	Bytes    int64    `json:"bytes_written"`
+	// ErrorBound is Space-Saving's maximum overcount of Ops (0 = exact).
+	ErrorBound int64   `json:"error_bound"`
+	Share      float64 `json:"share"` // of the table's operations
+	// ProjectedBytes/Rows at the design's horizon (see the table's projections).
+	ProjectedBytes int64 `json:"projected_bytes,omitempty"`
+	ProjectedRows  int64 `json:"projected_rows,omitempty"`
+}
+
+// SharePoint says the top Fraction of partitions took Share of the operations.
+type SharePoint struct {
+	Fraction float64 `json:"fraction"`
+	Share    float64 `json:"share"`
+}
+
+// SizeProjection projects one partition's size to a horizon.
+type SizeProjection struct {
+	Key            string  `json:"key"`
+	ObservedBytes  int64   `json:"observed_bytes"`
+	ObservedRows   int64   `json:"observed_rows"`
+	ObservedS      float64 `json:"observed_s"` // store-clock seconds the observation covers
+	Horizon        string  `json:"horizon"`    // e.g. "TTL 30d", "end of day bucket", "1 year"
+	ProjectedBytes int64   `json:"projected_bytes"`
+	ProjectedRows  int64   `json:"projected_rows"`
+	// LimitBytes/LimitRows are the guidance it is judged against (Cassandra ~100 MB and
+	// ~100K rows per partition; MongoDB's chunk size); Exceeds says whether it does.
+	LimitBytes int64  `json:"limit_bytes"`
+	LimitRows  int64  `json:"limit_rows,omitempty"`
+	Exceeds    bool   `json:"exceeds"`
+	Note       string `json:"note,omitempty"`
+}
+
+// NodeLoad is one node's (or shard's) share of the work.
+type NodeLoad struct {
+	Node   string  `json:"node"` // address or shard name
+	DC     string  `json:"dc,omitempty"`
+	Rack   string  `json:"rack,omitempty"`
+	Ops    int64   `json:"ops"` // replica operations (Cassandra) / shard operations (MongoDB)
+	Reads  int64   `json:"reads"`
+	Writes int64   `json:"writes"`
+	Bytes  int64   `json:"bytes_written"`
+	Share  float64 `json:"share"`
+	// Deviation from the mean, e.g. +0.42 = 42% above; Over30 applies the seed's rule.
+	Deviation float64 `json:"deviation"`
+	Over30    bool    `json:"over_30pct"`
+}
+
+// Imbalance summarises how evenly load spreads over nodes or shards.
+type Imbalance struct {
+	MaxOverMean float64  `json:"max_over_mean"`
+	CV          float64  `json:"cv"`                   // coefficient of variation
+	Gini        float64  `json:"gini"`                 // 0 = perfectly even, 1 = one node takes all
+	Over30      []string `json:"over_30pct,omitempty"` // nodes deviating > 30% from the mean
+}
+
+// ReadHotspots loads hotspots.json; it returns (nil, nil) when the directory has none.
+func ReadHotspots(dir string) (*Hotspots, error) {
+	path := filepath.Join(dir, HotspotsFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var h Hotspots
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if h.Schema != HotspotsSchema {
+		return nil, fmt.Errorf("%s: schema %q is not %q", path, h.Schema, HotspotsSchema)
+	}
+	return &h, nil
+}
+
+// WriteHotspots writes hotspots.json atomically.
+func (d *Dir) WriteHotspots(h *Hotspots) error {
+	h.Schema, h.Version = HotspotsSchema, 1
+	return d.WriteJSON(HotspotsFile, h)
+}
+
+// Variant returns the analysis of one variant, or nil.
+func (h *Hotspots) Variant(name string) *HotspotsVariant {
+	if h == nil {
+		return nil
+	}
+	for i := range h.Variants {
+		if h.Variants[i].Variant == name {
+			return &h.Variants[i]
+		}
+	}
+	return nil
+}
