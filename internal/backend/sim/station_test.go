@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+// erlangC is the probability that an arrival waits in an M/M/c queue with offered load
+// a = λ/μ.
+func erlangC(c int, a float64) float64 {
+	sum, term := 0.0, 1.0
+	for k := 0; k < c; k++ {
+		if k > 0 {
+			term *= a / float64(k)
+		}
+		sum += term
+	}
+	top := term * a / float64(c) / (1 - a/float64(c))
+	return top / (sum + top)
+}
+
+// mmcTail is P(T > t) for the M/M/c FCFS sojourn time (waiting + service).
+func mmcTail(c int, lambda, mu, t float64) float64 {
+	a := lambda / mu
+	pw := erlangC(c, a)
+	d := float64(c)*mu - lambda
+	if math.Abs(d-mu) < 1e-12 {
+		return math.Exp(-mu*t) * (1 + pw*mu*t)
+	}
+	return math.Exp(-mu*t) + pw*mu/(d-mu)*(math.Exp(-mu*t)-math.Exp(-d*t))
+}
+
+func mmcQuantile(c int, lambda, mu, q float64) float64 {
+	lo, hi := 0.0, 1.0
+	for mmcTail(c, lambda, mu, hi) > 1-q {
+		hi *= 2
+	}
+	for i := 0; i < 200; i++ {
+		mid := (lo + hi) / 2
+		if mmcTail(c, lambda, mu, mid) > 1-q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// A single node with Poisson arrivals and exponential service must match M/M/c theory:
+// mean and p99 response time within a few percent across utilisations 0.3–0.9.
+func TestStationMatchesMMc(t *testing.T) {
+	const mu = 1000.0 // 1 ms mean service
+	for _, c := range []int{1, 4, 16} {
+		for _, rho := range []float64{0.3, 0.5, 0.7, 0.9} {
+			lambda := rho * float64(c) * mu
+			rng := rand.New(rand.NewPCG(uint64(c), uint64(rho*100)))
+			s := NewStation(c)
+			n := 2_000_000
+			if rho >= 0.9 {
+				n = 6_000_000 // heavier tail: more samples for a stable p99
+			}
+			resp := make([]float64, n)
+			at := 0.0
+			var sum float64
+			for i := 0; i < n; i++ {
+				at += rng.ExpFloat64() / lambda
+				svc := rng.ExpFloat64() / mu
+				arr := int64(at * 1e9)
+				_, end, _ := s.Serve(arr, int64(svc*1e9), 0)
+				resp[i] = float64(end-arr) / 1e9
+				sum += resp[i]
+			}
+			// Drop the warm-up tenth: the queue starts empty.
+			warm := n / 10
+			sum = 0
+			for _, r := range resp[warm:] {
+				sum += r
+			}
+			mean := sum / float64(n-warm)
+			wantMean := erlangC(c, lambda/mu)/(float64(c)*mu-lambda) + 1/mu
+			rest := resp[warm:]
+			sort.Float64s(rest)
+			p99 := rest[int(0.99*float64(len(rest)))]
+			wantP99 := mmcQuantile(c, lambda, mu, 0.99)
+			if e := math.Abs(mean-wantMean) / wantMean; e > 0.03 {
+				t.Errorf("c=%d ρ=%.1f: mean %.4f ms, theory %.4f ms (%.1f%% off)", c, rho, mean*1e3, wantMean*1e3, e*100)
+			}
+			if e := math.Abs(p99-wantP99) / wantP99; e > 0.03 {
+				t.Errorf("c=%d ρ=%.1f: p99 %.4f ms, theory %.4f ms (%.1f%% off)", c, rho, p99*1e3, wantP99*1e3, e*100)
+			}
+			t.Logf("c=%2d ρ=%.1f mean %.4f (theory %.4f) p99 %.4f (theory %.4f) ms", c, rho, mean*1e3, wantMean*1e3, p99*1e3, wantP99*1e3)
+		}
+	}
+}
+
+func TestStationDropsWhatWaitedTooLong(t *testing.T) {
+	s := NewStation(1)
+	ms := int64(1e6)
+	s.Serve(0, 100*ms, 10*ms) // busy until 100 ms
+	if _, _, ok := s.Serve(1*ms, ms, 50*ms); ok {
+		t.Error("a job that would wait 99 ms with a 50 ms queue timeout must be dropped")
+	}
+	if start, end, ok := s.Serve(60*ms, ms, 50*ms); !ok || start != 100*ms || end != 101*ms {
+		t.Errorf("a job waiting 40 ms must be served at 100 ms: %d %d %v", start, end, ok)
+	}
+	st := s.Take(200 * ms)
+	if st.Jobs != 2 || st.Drops != 1 || math.Abs(st.Utilisation-0.505) > 1e-9 || math.Abs(st.MeanQueue-0.2) > 1e-9 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+func BenchmarkStationServe(b *testing.B) {
+	s := NewStation(32)
+	rng := rand.New(rand.NewPCG(1, 2))
+	at := int64(0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		at += int64(rng.ExpFloat64() * 10_000)
+		s.Serve(at, int64(rng.ExpFloat64()*250_000), 0)
+	}
+}
