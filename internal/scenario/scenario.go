@@ -171,6 +171,10 @@ type VariantSpec struct {
 	Set map[string]any `yaml:"set,omitempty"`
 	// Sweep crosses parameters: each combination becomes a variant.
 	Sweep map[string][]any `yaml:"sweep,omitempty"`
+	// SetParams and SweepParams hold the same overrides in file order with their YAML
+	// nodes and positions (filled by the decoder), for the design package.
+	SetParams   []Param      `yaml:"-"`
+	SweepParams []SweepParam `yaml:"-"`
 }
 
 // Event actions.

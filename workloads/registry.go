@@ -1,0 +1,211 @@
+package workloads
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Kind says whether an operation reads or writes.
+type Kind uint8
+
+// Operation kinds.
+const (
+	Read Kind = iota + 1
+	Write
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	}
+	return "unknown"
+}
+
+// Action is what an operation does to its entity. Designs derive each physical statement
+// from the action and the table or collection it targets.
+type Action uint8
+
+// Actions.
+const (
+	// Insert creates a record: every field of the entity is available.
+	Insert Action = iota + 1
+	// Update changes the Sets fields of the record the Binds fields identify.
+	Update
+	// Delete removes the record the Binds fields identify.
+	Delete
+	// Get reads one record by the Binds fields.
+	Get
+	// List reads the records matching the Binds fields (and the period [Ref, Until) of
+	// the Range field when the operation has one), newest first, at most Op.Qty of them.
+	List
+	// ItemAdd, ItemSet and ItemRemove add, change the quantity of, and remove one element
+	// of the record's item list (Op.Product names the item).
+	ItemAdd
+	ItemSet
+	ItemRemove
+	// Decrement lowers a counter field (Sets[0]) by Op.Qty, conditionally on it staying
+	// non-negative: the stock decrement.
+	Decrement
+)
+
+var actionNames = [...]string{"", "insert", "update", "delete", "get", "list", "item_add", "item_set", "item_remove", "decrement"}
+
+func (a Action) String() string {
+	if int(a) < len(actionNames) && a != 0 {
+		return actionNames[a]
+	}
+	return "unknown"
+}
+
+// Kind is the read/write kind of the action.
+func (a Action) Kind() Kind {
+	if a == Get || a == List {
+		return Read
+	}
+	return Write
+}
+
+// OpSpec declares one logical operation of a workload.
+type OpSpec struct {
+	// Name is local to the workload ("add_item"); the full name is "carts.add_item".
+	Name   string
+	Action Action
+	// Binds are the fields the operation knows with equality (the record's identity as the
+	// application holds it). Insert operations know every field of the entity.
+	Binds []string
+	// Sets are the fields an Update, item operation or Decrement changes.
+	Sets []string
+	// Range is the time field a List operation restricts to [Ref, Until) when Until is set.
+	Range string
+	// Doc says what the operation does and how it uses Op's fields.
+	Doc string
+}
+
+// Knob is a workload setting read from population.extra as "<workload>.<name>".
+type Knob struct {
+	Name     string
+	Default  float64
+	Min, Max float64
+	Doc      string
+}
+
+// Generator fills operations of one workload. One generator serves one stream; Fill is
+// called from the stream's goroutine only.
+type Generator interface {
+	// Fill completes op for the workload's operation i (index into Meta.Ops). Seq, Type,
+	// Intended and Time are set; every identity is -1 and every other field zero.
+	Fill(i int, op *Op)
+}
+
+// Meta describes a registered workload.
+type Meta struct {
+	Name        string
+	Description string
+	// Entity names the logical record the operations act on ("sessions", "carts", ...);
+	// designs map it to tables or collections.
+	Entity string
+	Ops    []OpSpec
+	// Fields is the logical vocabulary of the entity.
+	Fields []Field
+	Knobs  []Knob
+	// New returns a generator for one stream. st is the stream's shared state (random
+	// numbers, population samplers, what the run created so far).
+	New func(st *State) Generator
+}
+
+// Op returns the spec of the named operation.
+func (m *Meta) Op(name string) (int, *OpSpec) {
+	for i := range m.Ops {
+		if m.Ops[i].Name == name {
+			return i, &m.Ops[i]
+		}
+	}
+	return -1, nil
+}
+
+// Field returns the named field of the entity.
+func (m *Meta) Field(name string) *Field {
+	for i := range m.Fields {
+		if m.Fields[i].Name == name {
+			return &m.Fields[i]
+		}
+	}
+	return nil
+}
+
+// Knob returns the named knob.
+func (m *Meta) Knob(name string) *Knob {
+	for i := range m.Knobs {
+		if m.Knobs[i].Name == name {
+			return &m.Knobs[i]
+		}
+	}
+	return nil
+}
+
+var registry struct {
+	sync.Mutex
+	byName map[string]*Meta
+}
+
+// Register adds a workload; workload packages call it from init. It panics on a duplicate
+// name or an inconsistent spec (a programming error).
+func Register(m *Meta) {
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.byName == nil {
+		registry.byName = map[string]*Meta{}
+	}
+	if _, dup := registry.byName[m.Name]; dup {
+		panic("workloads: duplicate registration of " + m.Name)
+	}
+	for _, op := range m.Ops {
+		for _, f := range append(append(append([]string(nil), op.Binds...), op.Sets...), op.Range) {
+			if f != "" && m.Field(f) == nil {
+				panic(fmt.Sprintf("workloads: %s.%s names unknown field %q", m.Name, op.Name, f))
+			}
+		}
+	}
+	registry.byName[m.Name] = m
+}
+
+// Lookup returns a registered workload, or nil.
+func Lookup(name string) *Meta {
+	registry.Lock()
+	defer registry.Unlock()
+	return registry.byName[name]
+}
+
+// Registered lists the registered workloads by name.
+func Registered() []*Meta {
+	registry.Lock()
+	defer registry.Unlock()
+	out := make([]*Meta, 0, len(registry.byName))
+	for _, m := range registry.byName {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// LookupOp resolves a full operation name ("carts.add_item").
+func LookupOp(full string) (*Meta, int, *OpSpec) {
+	for i := 0; i < len(full); i++ {
+		if full[i] == '.' {
+			m := Lookup(full[:i])
+			if m == nil {
+				return nil, -1, nil
+			}
+			j, spec := m.Op(full[i+1:])
+			if spec == nil {
+				return m, -1, nil
+			}
+			return m, j, spec
+		}
+	}
+	return nil, -1, nil
+}
