@@ -61,6 +61,7 @@ func loadRunWith(path string, o runOverrides, build streamBuilder) (*runInput, e
 	ops, newSource, err := build(sc, in.Schedule)
 	errs.Append(err)
 	in.Ops, in.NewSource = ops, newSource
+	errs.Append(checkSLO(sc, ops))
 	if len(sc.Designs) == 0 {
 		in.Variants = []variantSpec{{Name: "default"}}
 	}

@@ -49,6 +49,8 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newRunCmd(io, nil),
 		newValidateCmd(io, nil),
 		newVersionCmd(io),
+		newGateCmd(io, nil),
+		newMergeCmd(io, nil),
 	)
 	return root
 }

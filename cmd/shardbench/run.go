@@ -32,6 +32,12 @@ type RunOptions struct {
 	SeedSet      bool
 	Quiet        bool
 	NoReport     bool
+	// Gate evaluates SLO rules at the end of the run: gateScenario (--gate alone) for the
+	// scenario's slo section, else a rules file (--gate=FILE). GateStrict fails on skipped
+	// checks; JUnit writes the checks as JUnit XML.
+	Gate       string
+	GateStrict bool
+	JUnit      string
 
 	// streams builds the operation stream; tests substitute their own.
 	streams streamBuilder
@@ -60,11 +66,21 @@ operations and writes everything measured so far (a second Ctrl-C stops at once)
 the exit code is then 1.`,
 		Example: `  shardbench run scenarios/smoke.yaml
   shardbench run scenarios/black-friday.yaml --duration 2m --rate-scale 0.5 --out results/bf
-  shardbench run scenarios/smoke.yaml --backend null --quiet`,
-		Args: exactArgs(1, "a scenario file"),
+  shardbench run scenarios/smoke.yaml --backend null --quiet
+  shardbench run scenarios/smoke.yaml --gate --junit out/gate.xml
+  shardbench run scenarios/smoke.yaml --gate=ci/gate.yaml`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 2 && opts.Gate == gateScenario {
+				return usageErrorf("%s needs one scenario file (got 2 arguments); to name a rules file write --gate=FILE, with '='", c.CommandPath())
+			}
+			return exactArgs(1, "a scenario file")(c, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ScenarioPath = args[0]
 			opts.SeedSet = cmd.Flags().Changed("seed")
+			if opts.JUnit != "" && opts.Gate == "" {
+				return usageErrorf("--junit needs --gate")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -80,6 +96,10 @@ the exit code is then 1.`,
 	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing while running")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
+	f.StringVar(&opts.Gate, "gate", "", "check the scenario's slo section at the end (exit 1 if a check fails); --gate=FILE checks the rules in FILE")
+	f.Lookup("gate").NoOptDefVal = gateScenario
+	f.BoolVar(&opts.GateStrict, "strict", false, "with --gate: fail when a check is skipped (insufficient sample)")
+	f.StringVar(&opts.JUnit, "junit", "", "with --gate: write the checks as JUnit XML to this file")
 	return cmd
 }
 
@@ -99,6 +119,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		build = defaultStreamBuilder
 	}
 	in, err := loadRunWith(opts.ScenarioPath, ov, build)
+	if err != nil {
+		return err
+	}
+	gateRules, err := runGateRules(opts, in)
 	if err != nil {
 		return err
 	}
@@ -159,6 +183,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", out)
+	}
+	if gateRules != nil && sum != nil {
+		if err := gateAfterRun(opts, gateRules, out); err != nil && runErr == nil {
+			return err
+		}
 	}
 	if runErr != nil {
 		if errors.Is(runErr, engine.ErrInterrupted) {
