@@ -8,10 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/engine"
@@ -327,4 +331,95 @@ func TestGateAndMergeBinary(t *testing.T) {
 		execBin(t, bin, "merge", base, filepath.Join(tmp, "nope"), "--out", filepath.Join(tmp, "m3")).expect(t, 2, nil, []string{"not a results directory"})
 		execBin(t, bin, "merge", base, same, "--out", merged).expect(t, 2, nil, []string{"already holds results"})
 	})
+}
+
+// ---- the example CI job stays in step with the CLI ----
+
+// The shardbench commands in examples/github-actions.yml parse with this CLI's flags, and
+// the compose files it starts exist.
+func TestExampleCIJobMatchesTheCLI(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "github-actions.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		Jobs map[string]struct {
+			Strategy struct {
+				Matrix struct {
+					Include []map[string]string `yaml:"include"`
+				} `yaml:"matrix"`
+			} `yaml:"strategy"`
+			Steps []struct {
+				Name string `yaml:"name"`
+				Run  string `yaml:"run"`
+				Uses string `yaml:"uses"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatalf("not valid YAML: %v", err)
+	}
+	job, ok := wf.Jobs["gate"]
+	if !ok || len(job.Steps) == 0 {
+		t.Fatalf("no gate job: %+v", wf)
+	}
+	for _, m := range job.Strategy.Matrix.Include {
+		if _, err := os.Stat(filepath.Join("..", "..", m["compose"])); err != nil {
+			t.Errorf("matrix %s: compose file: %v", m["db"], err)
+		}
+	}
+	expr := regexp.MustCompile(`\$\{\{[^}]*\}\}`)
+	commands := map[string]int{}
+	for _, st := range job.Steps {
+		line := strings.TrimSpace(expr.ReplaceAllString(st.Run, "X"))
+		if !strings.HasPrefix(line, "bin/shardbench ") {
+			continue
+		}
+		args := shellWords(strings.TrimPrefix(line, "bin/shardbench "))
+		io, _, _ := testIO()
+		root := &cobra.Command{Use: "shardbench", SilenceErrors: true, SilenceUsage: true}
+		root.AddCommand(
+			newRunCmd(io, func(*RunOptions) error { return nil }),
+			newGateCmd(io, func(*GateOptions) error { return nil }),
+			newValidateCmd(io, func(*ValidateOptions) error { return nil }),
+			newMergeCmd(io, func(*MergeOptions) error { return nil }),
+		)
+		root.SetArgs(args)
+		if err := root.Execute(); err != nil {
+			t.Errorf("step %q: shardbench %s: %v", st.Name, strings.Join(args, " "), err)
+		}
+		commands[args[0]]++
+	}
+	if commands["run"] != 1 || commands["gate"] != 1 || commands["validate"] != 1 {
+		t.Errorf("the example should validate, run --gate and gate --baseline: %v", commands)
+	}
+}
+
+// shellWords splits a command line on blanks, honouring single and double quotes.
+func shellWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	var quote rune
+	in := false
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote == 0 && (r == '\'' || r == '"'):
+			quote, in = r, true
+		case quote == 0 && (r == ' ' || r == '\n' || r == '\t'):
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
 }
