@@ -75,10 +75,7 @@ func OwnerID() Field {
 func TimeField(name, doc string, t func(*Op) int64) Field {
 	return Field{Name: name, Type: TTimestamp, Doc: doc, Size: 8, Get: func(*Model) Getter {
 		return func(op *Op, buf []byte) Value {
-			var v Value
-			v.Type, v.Null = TTimestamp, false
-			v.Int = FloorDiv(t(op), 1e6)
-			return v
+			return Value{Type: TTimestamp, Int: NanosToMillis(t(op))}
 		}
 	}}
 }

@@ -170,9 +170,28 @@ func AppendDecimal(dst []byte, minor int64) []byte {
 	return append(dst, '.', byte('0'+c/10), byte('0'+c%10))
 }
 
-// CivilFromDays converts days since 1970-01-01 to a proleptic Gregorian date (Howard
-// Hinnant's algorithm): no time package, no allocation.
+// civilTable caches CivilFromDays for 1970-01-01 .. 2149-06-05 (year<<16 | month<<8 | day):
+// time buckets convert dates on every key, and the division-heavy algorithm dominated.
+var civilTable = func() []uint32 {
+	t := make([]uint32, 1<<16)
+	for z := range t {
+		y, m, d := civilFromDays(int64(z))
+		t[z] = uint32(y)<<16 | uint32(m)<<8 | uint32(d)
+	}
+	return t
+}()
+
+// CivilFromDays converts days since 1970-01-01 to a proleptic Gregorian date: a table
+// lookup for 1970-2149, Howard Hinnant's algorithm otherwise. No allocation.
 func CivilFromDays(z int64) (year int64, month, day int) {
+	if uint64(z) < uint64(len(civilTable)) {
+		c := civilTable[z]
+		return int64(c >> 16), int(c >> 8 & 0xff), int(c & 0xff)
+	}
+	return civilFromDays(z)
+}
+
+func civilFromDays(z int64) (year int64, month, day int) {
 	z += 719468
 	era := z
 	if era < 0 {
@@ -195,8 +214,24 @@ func CivilFromDays(z int64) (year int64, month, day int) {
 	return y, int(m), int(d)
 }
 
+// monthTable holds the day number of the first of each month of 1970-2149.
+var monthTable = func() []int32 {
+	t := make([]int32, 180*12)
+	for i := range t {
+		t[i] = int32(daysFromCivil(1970+int64(i/12), i%12+1, 1))
+	}
+	return t
+}()
+
 // DaysFromCivil is the inverse of CivilFromDays.
 func DaysFromCivil(y int64, m, d int) int64 {
+	if i := (y-1970)*12 + int64(m-1); y >= 1970 && m >= 1 && m <= 12 && i < int64(len(monthTable)) {
+		return int64(monthTable[i]) + int64(d-1)
+	}
+	return daysFromCivil(y, m, d)
+}
+
+func daysFromCivil(y int64, m, d int) int64 {
 	if m <= 2 {
 		y--
 	}
@@ -215,6 +250,14 @@ func DaysFromCivil(y int64, m, d int) int64 {
 	doy := (153*mm+2)/5 + int64(d) - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return era*146097 + doe - 719468
+}
+
+// NanosToMillis converts unix ns to unix ms, rounding down (a constant divisor: cheap).
+func NanosToMillis(ns int64) int64 {
+	if ns >= 0 {
+		return ns / 1_000_000
+	}
+	return -((-ns + 999_999) / 1_000_000)
 }
 
 // FloorDiv divides rounding toward negative infinity.

@@ -1,0 +1,357 @@
+// Package design reads design files and maps each logical operation of the workload onto
+// the physical requests a design makes: which table or collection, what kind of request,
+// which partition or shard key values, what rows or documents, at which consistency.
+//
+// # Design files
+//
+// A design file (scenarios/designs/*.yaml) describes one proposal: Cassandra tables
+// (columns with CQL types, partition key, clustering order, hash buckets, time buckets,
+// TTL, compaction, replication, consistency levels) and/or MongoDB collections (fields with
+// BSON types, $jsonSchema validator, shard key, presplit, indexes, read preference, write
+// concern), and, for every logical operation, the steps that serve it. Columns and fields
+// name the logical field their value comes from (workloads' vocabulary: session_id,
+// owner_key, created_at, ...); a bucket is hash(field) mod N, a time bucket the day or month
+// of a time field. Parameters (params:, referenced as ${name}) are what scenarios sweep;
+// a file may also derive from a base file with some parameters set (a rejected
+// alternative). Load and Parse report every problem at once with file:line:column: unknown
+// columns, bucket counts below one, a consistency level the statement cannot use, an
+// operation the tables cannot serve (a partition key the operation cannot compute).
+//
+// # API
+//
+//	d, err := design.Load("scenarios/designs/seed000.yaml")          // parse + validate
+//	vs, err := design.Expand(sc)                                     // scenario variants (set/sweep)
+//	plan, err := design.Compile(v.Design, model)                     // bind to a workloads.Model
+//	acc := plan.Accesses(&op, acc[:0])                               // op -> physical requests
+//	for i := range acc {
+//	    a := &acc[i]
+//	    a.Step.Kind, a.Step.Target, a.Step.Consistency, a.Rows, a.Bytes // simulator
+//	    key = a.AppendKey(key[:0], &op)                              // serialised partition key
+//	    a.Step.CQL; args = a.Bind(&op, args[:0])                     // Cassandra backend
+//	    cmd := a.Mongo(&op)                                          // MongoDB backend
+//	}
+//	design.WriteSchema(w, d)                                         // CREATE ... / mongosh
+//
+// Accesses, AppendKey and ShardKey never allocate (once the caller's buffers have grown):
+// hot-partition analysis runs them at more than ten million keys a second. Bind and
+// Mongo build driver-neutral Go values for the backends: [16]byte UUIDs, ObjectID, string,
+// int32/int64, time.Time (timestamps and dates, UTC), Decimal, float64, bool, net.IP,
+// []byte, slices and maps for collections (UDTs as map[string]any), D for documents.
+package design
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// Design is a loaded, validated design (with its parameter values applied).
+type Design struct {
+	*File
+	// Path is the file it was loaded from.
+	Path string
+	// Params lists the parameters with the values used.
+	Params []Param
+
+	tables []*table
+	colls  []*collection
+	static map[string][]*Step // compiled without a model: for inspection
+}
+
+// Database a step talks to.
+type Database uint8
+
+// Databases.
+const (
+	Cassandra Database = iota + 1
+	MongoDB
+)
+
+func (d Database) String() string {
+	switch d {
+	case Cassandra:
+		return "cassandra"
+	case MongoDB:
+		return "mongodb"
+	}
+	return "unknown"
+}
+
+// Kind classifies a physical request by how many partitions (shards) it reaches.
+type Kind uint8
+
+// Request kinds.
+const (
+	// Write is a single-partition write (Cassandra), or a write targeted by the shard key
+	// (MongoDB).
+	Write Kind = iota + 1
+	// Read is a single-partition read, or a MongoDB read with the whole shard key.
+	Read
+	// MultiRead is one partition of a read that spans several (Access.Parts of them), or a
+	// MongoDB read with a ranged prefix of the shard key (several chunks, maybe shards).
+	MultiRead
+	// Scan reads every partition (Cassandra ALLOW FILTERING) or every shard (a MongoDB
+	// broadcast, scatter-gather).
+	Scan
+	// LWT is a Cassandra lightweight transaction (Paxos, serial consistency).
+	LWT
+	// BroadcastWrite is a MongoDB write whose filter lacks the shard key: every shard is asked.
+	BroadcastWrite
+)
+
+var kindNames = [...]string{"", "write", "read", "multi_read", "scan", "lwt", "broadcast_write"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && k != 0 {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// IsWrite reports whether the request writes.
+func (k Kind) IsWrite() bool { return k == Write || k == LWT || k == BroadcastWrite }
+
+// Batch says whether a write travels in a batch.
+type Batch uint8
+
+// Batches.
+const (
+	NoBatch Batch = iota
+	LoggedBatch
+	UnloggedBatch
+)
+
+func (b Batch) String() string {
+	return [...]string{"", "logged", "unlogged"}[b]
+}
+
+// Step is one physical request shape of an operation in a design: static, shared by every
+// operation of that type.
+type Step struct {
+	// Op is the logical operation ("sessions.create") and Index the step's position.
+	Op    string
+	Index int
+	// Database, Target (table or collection) and Namespace (keyspace or database).
+	Database  Database
+	Target    string
+	Namespace string
+	Entity    string
+	// Verb as written: read, write, insert, delete. Statement is the concrete request:
+	// SELECT, INSERT, UPDATE, DELETE, findOne, find, insertOne, updateOne, deleteOne.
+	Verb      string
+	Statement string
+	Kind      Kind
+	// Batch: the op's write steps with the same BatchGroup travel in one batch.
+	Batch      Batch
+	BatchGroup int
+	// Cassandra: consistency and serial consistency (LWT); CQL text with ? markers.
+	Consistency string
+	Serial      string
+	CQL         string
+	// KeyColumns are the partition key columns (Cassandra) or shard key fields (MongoDB).
+	KeyColumns []string
+	// Hashed marks hashed shard key fields (MongoDB), parallel to KeyColumns.
+	Hashed []bool
+	// KeyFields is how many leading shard key fields the request supplies (MongoDB): all of
+	// them targets one chunk range, a prefix several, none broadcasts.
+	KeyFields int
+	// MongoDB: read preference, write concern, read concern.
+	ReadPref     ReadPref
+	WriteConcern WriteConcern
+	ReadConcern  string
+	// TTL of written data (the table default or USING TTL); TimeBucket the unit of the
+	// partition key's time bucket ("day", "month"), if any.
+	TTL        time.Duration
+	TimeBucket string
+	// Limit is the row limit of a read (0: none; List operations use Op.Qty).
+	Limit int
+	Note  string
+
+	c *compiled
+}
+
+// Access is one physical request an operation causes.
+type Access struct {
+	Step *Step
+	// Part is this request's partition among Parts partitions the step reaches for this
+	// operation (1 for a single-partition request).
+	Part, Parts int32
+	// Rows and Bytes are the rows (documents) written or expected to be read, and their
+	// approximate size.
+	Rows  int32
+	Bytes int32
+}
+
+// Plan is a design bound to a workload model: each operation type of the model's table maps
+// to its steps.
+type Plan struct {
+	Design *Design
+	Model  *workloads.Model
+	byType [][]*Step
+	reason []string // not served: why
+}
+
+// Compile binds a design to a model's operation table. Every operation of the table must
+// be mapped by the design or listed under not_served.
+func Compile(d *Design, m *workloads.Model) (*Plan, error) {
+	p := &Plan{Design: d, Model: m, byType: make([][]*Step, len(m.Ops)), reason: make([]string, len(m.Ops))}
+	steps, errs := d.compileAll(m)
+	for i, info := range m.Ops {
+		if ss, ok := steps[info.Name]; ok {
+			p.byType[i] = ss
+			continue
+		}
+		if r, ok := d.NotServed.Get(info.Name); ok {
+			p.reason[i] = *r
+			continue
+		}
+		errs.Add(d.Loc.Pos, "operations", "design %s does not say how it serves %s: map it under operations or list it under not_served with the reason", d.Name, info.Name)
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Accesses appends the physical requests op causes to dst. It never allocates once dst
+// has capacity.
+func (p *Plan) Accesses(op *workloads.Op, dst []Access) []Access {
+	for _, s := range p.byType[op.Type] {
+		c := s.c
+		if c.when != nil && !c.when(op) {
+			continue
+		}
+		parts := c.parts(op)
+		rows, bytes := c.size(op, parts)
+		for i := int32(0); i < parts; i++ {
+			dst = append(dst, Access{Step: s, Part: i, Parts: parts, Rows: rows, Bytes: bytes})
+		}
+	}
+	return dst
+}
+
+// Steps lists the steps of an operation type (nil when the design does not serve it).
+func (p *Plan) Steps(opType int) []*Step { return p.byType[opType] }
+
+// Served reports whether the design serves an operation type, and if not, why.
+func (p *Plan) Served(opType int) (bool, string) {
+	return p.byType[opType] != nil, p.reason[opType]
+}
+
+// AppendKey appends the serialised partition key of the access's partition: for Cassandra
+// the bytes the native protocol sends for the partition key (single column: the value;
+// composite: each component as 2-byte length, value, 0), from which Murmur3 gives the
+// token; for MongoDB a canonical encoding of the shard key values the request supplies
+// (nothing for a broadcast).
+func (a *Access) AppendKey(dst []byte, op *workloads.Op) []byte {
+	return a.Step.c.appendKey(dst, op, a.Part)
+}
+
+// ShardKey appends the values of the partition key columns (Cassandra), or of the leading
+// shard key fields the request supplies (MongoDB; Step.KeyFields of them), to dst. Text
+// values share buf, which the caller reuses.
+func (a *Access) ShardKey(op *workloads.Op, dst []workloads.Value, buf []byte) ([]workloads.Value, []byte) {
+	c := a.Step.c
+	buf = buf[:0]
+	for _, k := range c.keyVals {
+		v := k(op, a.Part, buf[len(buf):])
+		if n := len(v.Bytes); n > 0 {
+			buf = append(buf, v.Bytes...) // in place when the getter used buf's room
+			v.Bytes = buf[len(buf)-n:]
+		}
+		dst = append(dst, v)
+	}
+	return dst, buf
+}
+
+// KeyString describes the partition or shard key of the access for people
+// ("time_bucket='2025-11-28'", "{user_id: 5f0c…}").
+func (a *Access) KeyString(op *workloads.Op) string {
+	vals, _ := a.ShardKey(op, nil, nil)
+	if len(vals) == 0 {
+		if a.Step.Database == MongoDB {
+			return "(broadcast)"
+		}
+		return "(every partition)"
+	}
+	parts := make([]string, len(vals))
+	for i := range vals {
+		name := a.Step.KeyColumns[i]
+		if a.Step.Database == MongoDB {
+			parts[i] = name + ": " + vals[i].String()
+		} else {
+			parts[i] = name + "=" + quoteIfText(&vals[i])
+		}
+	}
+	if a.Step.Database == MongoDB {
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func quoteIfText(v *workloads.Value) string {
+	if v.Type == workloads.TText && !v.Null {
+		return "'" + v.String() + "'"
+	}
+	return v.String()
+}
+
+// Bind appends the bind values of the access's CQL statement (Step.CQL), in order, as
+// driver-neutral Go values. Cassandra only.
+func (a *Access) Bind(op *workloads.Op, dst []any) []any {
+	for _, b := range a.Step.c.binds {
+		dst = append(dst, b(op, a.Part))
+	}
+	return dst
+}
+
+// Mongo returns the command of a MongoDB access.
+func (a *Access) Mongo(op *workloads.Op) *Command {
+	if a.Step.c.mongo == nil {
+		return nil
+	}
+	return a.Step.c.mongo(op)
+}
+
+// String describes a step in one line.
+func (s *Step) String() string {
+	return fmt.Sprintf("%s %s.%s %s", s.Kind, s.Namespace, s.Target, s.Statement)
+}
+
+// Databases lists the databases a design uses.
+func (d *Design) Databases() []Database {
+	var out []Database
+	if d.Cassandra != nil {
+		out = append(out, Cassandra)
+	}
+	if d.MongoDB != nil {
+		out = append(out, MongoDB)
+	}
+	return out
+}
+
+// DatabaseName is "cassandra", "mongodb" or "cassandra+mongodb".
+func (d *Design) DatabaseName() string {
+	var names []string
+	for _, db := range d.Databases() {
+		names = append(names, db.String())
+	}
+	return strings.Join(names, "+")
+}
+
+// StaticSteps returns an operation's steps as compiled without a model (for inspection:
+// kinds, targets, CQL text); they cannot produce keys or values.
+func (d *Design) StaticSteps(op string) []*Step { return d.static[op] }
+
+// Serves reports whether the design maps op, or else the reason it gives under not_served.
+func (d *Design) Serves(op string) (bool, string) {
+	if _, ok := d.Operations.Get(op); ok {
+		return true, ""
+	}
+	if r, ok := d.NotServed.Get(op); ok {
+		return false, *r
+	}
+	return false, ""
+}

@@ -1,0 +1,89 @@
+package design_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/shardbench/shardbench/internal/design"
+	placement "github.com/shardbench/shardbench/internal/placement/cassandra"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// The serialised partition keys are the placement package's: a composite key built by its
+// KeyBuilder from the same typed values gives the same bytes (and so the same token).
+func TestKeysMatchPlacementKeyBuilder(t *testing.T) {
+	m := model(t, mixScenario(t, "  orders.place: 1\n  sessions.create: 1\n  views.append: 1\n"))
+	for _, file := range []string{"seed000.yaml", "seed001-cassandra.yaml", "seed004.yaml", "seed002.yaml"} {
+		d := mustLoad(t, filepath.Join(designsDir, file))
+		p, err := design.Compile(d, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := stream(m)
+		var op workloads.Op
+		checked := 0
+		for i := 0; i < 300 && s.Next(&op); i++ {
+			for _, a := range p.Accesses(&op, nil) {
+				if a.Step.Database != design.Cassandra {
+					continue
+				}
+				got := a.AppendKey(nil, &op)
+				vals, _ := a.ShardKey(&op, nil, nil)
+				var kb placement.KeyBuilder
+				kb.Reset(len(vals))
+				for _, v := range vals {
+					switch v.Type {
+					case workloads.TUUID:
+						kb.UUID(v.ID)
+					case workloads.TText:
+						kb.Text(string(v.Bytes))
+					case workloads.TInt:
+						kb.Int(int32(v.Int))
+					case workloads.TDate:
+						kb.Date(int32(v.Int))
+					default:
+						t.Fatalf("%s: key type %s not covered by the test", a.Step.Target, v.Type)
+					}
+				}
+				if kb.Err() != nil || !bytes.Equal(got, kb.Bytes()) {
+					t.Fatalf("%s %s: key %x, KeyBuilder %x (%v)", file, a.Step.Target, got, kb.Bytes(), kb.Err())
+				}
+				checked++
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s: no Cassandra key checked", file)
+		}
+	}
+}
+
+// Keys come without allocating once the buffer has grown.
+func TestAppendKeyDoesNotAllocate(t *testing.T) {
+	m := model(t, allOpsScenario(t, 2))
+	for _, f := range designFiles(t) {
+		p, err := design.Compile(mustLoad(t, f), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := stream(m)
+		var op workloads.Op
+		acc := make([]design.Access, 0, 64)
+		key := make([]byte, 0, 512)
+		for i := 0; i < 200 && s.Next(&op); i++ {
+			acc = p.Accesses(&op, acc[:0])
+			for j := range acc {
+				if acc[j].Step.Op == "carts.merge" {
+					continue // steps on the guest cart copy the operation
+				}
+				n := testing.AllocsPerRun(5, func() {
+					acc = p.Accesses(&op, acc[:0])
+					key = acc[j].AppendKey(key[:0], &op)
+				})
+				if n != 0 {
+					t.Fatalf("%s %s: %v allocations", filepath.Base(f), acc[j].Step.Op, n)
+				}
+			}
+		}
+	}
+}

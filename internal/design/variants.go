@@ -1,0 +1,127 @@
+package design
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/internal/yamlx"
+)
+
+// Variant is one design variant a scenario drives: a design loaded with its parameter
+// values.
+type Variant struct {
+	// Name is the spec's name (or the design's), with the swept values appended:
+	// "seed000[sessions.buckets=10]".
+	Name   string
+	Design *Design
+	// Params are the values the scenario set or swept, as compact YAML.
+	Params map[string]string
+	Spec   *scenario.VariantSpec
+}
+
+// Expand loads the designs a scenario lists and crosses each one's sweep: every
+// combination becomes a variant (the last swept parameter varies fastest), all driven with
+// the same operation stream. Every problem is reported, with positions in the scenario and
+// the design files.
+func Expand(sc *scenario.Scenario) ([]*Variant, error) {
+	var errs yamlx.Errors
+	reported := map[string]bool{}
+	var out []*Variant
+	seen := map[string]yamlx.Pos{}
+	for i := range sc.Designs {
+		spec := &sc.Designs[i]
+		path := spec.Design
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(sc.Dir(), path)
+		}
+		var set []Override
+		names := map[string]bool{}
+		for _, p := range spec.SetParams {
+			set = append(set, Override{Name: p.Name, Node: p.Node, Pos: p.Pos})
+			names[p.Name] = true
+		}
+		for _, sp := range spec.SweepParams {
+			if names[sp.Name] {
+				errs.Add(sp.Pos, "sweep."+sp.Name, "is also under set")
+			}
+		}
+		combos := [][]Override{nil}
+		for _, sp := range spec.SweepParams {
+			var next [][]Override
+			for _, c := range combos {
+				for _, v := range sp.Values {
+					o := Override{Name: sp.Name, Node: v, Pos: yamlx.Pos{File: sp.Pos.File, Line: v.Line, Col: v.Column}}
+					next = append(next, append(append([]Override(nil), c...), o))
+				}
+			}
+			combos = next
+		}
+		if len(combos) > 1000 {
+			errs.AddAt(spec.Loc, "sweep", "%d combinations: at most 1000", len(combos))
+			continue
+		}
+		for _, combo := range combos {
+			ov := append(append([]Override(nil), set...), combo...)
+			d, err := Load(path, ov...)
+			if err != nil {
+				var list yamlx.Errors
+				if e, ok := err.(yamlx.Errors); ok {
+					list = e
+				} else {
+					pos, p := spec.Loc.At("design")
+					list = yamlx.Errors{{Pos: pos, Path: p, Msg: err.Error()}}
+				}
+				for _, e := range list {
+					// Combinations repeat the problems they share: report each once.
+					if !reported[e.Error()] {
+						reported[e.Error()] = true
+						errs = append(errs, e)
+					}
+				}
+				continue
+			}
+			v := &Variant{Design: d, Spec: spec, Params: map[string]string{}}
+			var labels []string
+			base := spec.Name
+			if base == "" {
+				base = d.Name
+				for _, o := range set {
+					labels = append(labels, o.Name+"="+flowYAML(o.Node))
+				}
+			}
+			for _, o := range ov {
+				v.Params[o.Name] = flowYAML(o.Node)
+			}
+			for _, o := range combo {
+				labels = append(labels, o.Name+"="+flowYAML(o.Node))
+			}
+			v.Name = base
+			if len(labels) > 0 {
+				v.Name += "[" + strings.Join(labels, ",") + "]"
+			}
+			pos, _ := spec.Loc.At("design")
+			if prev, dup := seen[v.Name]; dup {
+				errs.Add(pos, yamlx.JoinPath(spec.Loc.Path, "name"), "variant %q is already defined at %s: give the variants different names", v.Name, prev)
+				continue
+			}
+			seen[v.Name] = pos
+			out = append(out, v)
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ParamNames lists the parameters of a design, sorted.
+func (d *Design) ParamNames() []string {
+	out := make([]string, len(d.Params))
+	for i, p := range d.Params {
+		out[i] = p.Name
+	}
+	sort.Strings(out)
+	return out
+}
