@@ -110,7 +110,7 @@ func runGate(opts *GateOptions) error {
 			return usageError(fmt.Errorf("--baseline: %w", err))
 		}
 	}
-	var checks []results.GateCheck
+	checks := gate.Completeness(run)
 	var sources []string
 	for _, rs := range ruleSets {
 		checks = append(checks, gate.Evaluate(rs, run)...)
@@ -229,7 +229,7 @@ func gateAfterRun(opts *RunOptions, rs *gate.Rules, out string) error {
 	if err != nil {
 		return err
 	}
-	rep := gate.NewReport(out, gate.Evaluate(rs, run), opts.GateStrict)
+	rep := gate.NewReport(out, append(gate.Completeness(run), gate.Evaluate(rs, run)...), opts.GateStrict)
 	rep.Sources = []string{rs.Source}
 	return finishGate(opts.IO, rep, out, opts.JUnit)
 }

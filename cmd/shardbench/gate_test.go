@@ -19,6 +19,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/engine"
+	"github.com/shardbench/shardbench/internal/gate"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/schedule"
@@ -85,13 +86,13 @@ func TestRunGateBadInputExitsTwoBeforeRunning(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeFile(t, "gated.yaml", c.scenario)
-			gate := c.gate
+			gateArg := c.gate
 			if c.gateFile != "" {
-				gate = writeFile(t, "rules.yaml", c.gateFile)
+				gateArg = writeFile(t, "rules.yaml", c.gateFile)
 			}
 			io, _, _ := testIO()
 			out := filepath.Join(t.TempDir(), "res")
-			err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: out, streams: cycleStream, Quiet: true, Gate: gate})
+			err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: out, streams: cycleStream, Quiet: true, Gate: gateArg})
 			if exitCode(err) != exitUsage || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("exit %d: %v\nwant 2 with %q", exitCode(err), err, c.want)
 			}
@@ -304,6 +305,20 @@ func TestGateAndMergeBinary(t *testing.T) {
 		execBin(t, bin, "gate").expect(t, 2, nil, []string{"needs a results directory"})
 		execBin(t, bin, "gate", base, "--frobnicate").expect(t, 2, nil, []string{"unknown flag"})
 	})
+	t.Run("an interrupted run fails the gate", func(t *testing.T) {
+		inc := filepath.Join(tmp, "incomplete")
+		makeResults(t, inc, time.Millisecond, 9<<32, 1000, "")
+		sum, err := results.Read(inc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum.Complete, sum.Interrupted = false, "received SIGINT"
+		d := &results.Dir{Path: inc}
+		if err := d.WriteSummary(sum); err != nil {
+			t.Fatal(err)
+		}
+		execBin(t, bin, "gate", inc, "--gate", pass).expect(t, 1, []string{"FAIL  [*] results complete: incomplete — the run did not finish: received SIGINT"}, nil)
+	})
 	t.Run("baseline: noise passes", func(t *testing.T) {
 		r := execBin(t, bin, "gate", same, "--baseline", base, "--tolerance", "10%")
 		r.expect(t, 0, []string{"PASS  [v1] carts.add_item distribution vs baseline", "SKIP  [v1] carts.add_item p99.99 vs baseline", "insufficient sample"}, nil)
@@ -422,4 +437,42 @@ func shellWords(s string) []string {
 		out = append(out, cur.String())
 	}
 	return out
+}
+
+// examples/gate.yaml parses and names only operations of the scenario it is written for.
+func TestExampleGateFileFitsBlackFriday(t *testing.T) {
+	rs, err := gate.ParseFile(filepath.Join("..", "..", "examples", "gate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "black-friday.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc struct {
+		Mix yaml.Node `yaml:"mix"`
+	}
+	if err := yaml.Unmarshal(b, &sc); err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for i := 0; i+1 < len(sc.Mix.Content); i += 2 {
+		ops = append(ops, sc.Mix.Content[i].Value)
+	}
+	if len(ops) < 10 || len(rs.Rules) < 10 {
+		t.Fatalf("%d operations, %d rules", len(ops), len(rs.Rules))
+	}
+	if err := rs.CheckOperations(ops); err != nil {
+		t.Error(err)
+	}
+}
+
+// validate decodes the slo section strictly, with positions.
+func TestValidateReportsSLOErrors(t *testing.T) {
+	path := writeFile(t, "v.yaml", smallScenario+"slo:\n  - t.read p99 < 15ms\n  - t.read p99 << 15ms\n")
+	io, _, stderr := testIO()
+	err := runValidate(&ValidateOptions{IO: io, Files: []string{path}})
+	if exitCode(err) != exitUsage || !strings.Contains(stderr.String(), "v.yaml:14:17: slo[1]: p99: expected a duration") {
+		t.Errorf("exit %d, stderr:\n%s", exitCode(err), stderr)
+	}
 }

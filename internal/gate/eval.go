@@ -76,6 +76,24 @@ func opNames(v *results.Variant) []string {
 	return out
 }
 
+// Completeness is a failing check when the results are of a run that did not finish
+// (interrupted, killed, or still running): thresholds on part of a run prove nothing
+// about the whole. It returns nothing for complete results.
+func Completeness(run *Run) []results.GateCheck {
+	s := run.Summary
+	if s.Complete {
+		return nil
+	}
+	why := s.Interrupted
+	if why == "" {
+		why = "summary.json is not marked complete (the run was killed or is still running)"
+	}
+	return []results.GateCheck{{
+		Name: "[*] results complete", Kind: results.GateThreshold, Subject: "run", Metric: "complete",
+		Status: results.GateFail, ValueText: "incomplete", Detail: "the run did not finish: " + why,
+	}}
+}
+
 // Evaluate checks every rule against a run. Checks come out in rule order, then variant
 // order, then operation order.
 func Evaluate(rs *Rules, run *Run) []results.GateCheck {

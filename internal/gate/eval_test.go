@@ -226,3 +226,18 @@ func TestBalance(t *testing.T) {
 		t.Errorf("even load: %+v", e)
 	}
 }
+
+func TestIncompleteRunFails(t *testing.T) {
+	run := sampleRun(t)
+	if cs := Completeness(run); len(cs) != 1 || cs[0].Status != results.GateFail {
+		t.Errorf("a summary not marked complete: %v", cs)
+	}
+	run.Summary.Complete = true
+	if cs := Completeness(run); len(cs) != 0 {
+		t.Errorf("complete: %v", cs)
+	}
+	run.Summary.Complete, run.Summary.Interrupted = false, "received SIGTERM"
+	if cs := Completeness(run); len(cs) != 1 || !strings.Contains(cs[0].Detail, "received SIGTERM") {
+		t.Errorf("interrupted: %v", cs)
+	}
+}
