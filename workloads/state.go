@@ -178,9 +178,10 @@ func (st *State) Product() (int64, uint8) {
 }
 
 // ProductFrom picks a product with a given generator and hot-set epoch (used to derive the
-// items of a cart or an order from their identity, so they need not be stored).
+// items of a cart or an order from their identity, so they need not be stored). A
+// negative epoch leaves the hot set out.
 func (m *Model) ProductFrom(r *Rand, epoch int64) (int64, uint8) {
-	if m.HotShare > 0 && r.Chance(m.HotShare) {
+	if epoch >= 0 && m.HotShare > 0 && r.Chance(m.HotShare) {
 		p := m.HotProduct(epoch, r.Intn(m.HotCount))
 		return p, m.CategoryOf(p)
 	}

@@ -19,24 +19,43 @@
 //
 // # API
 //
-//	d, err := design.Load("scenarios/designs/seed000.yaml")          // parse + validate
-//	vs, err := design.Expand(sc)                                     // scenario variants (set/sweep)
-//	plan, err := design.Compile(v.Design, model)                     // bind to a workloads.Model
-//	acc := plan.Accesses(&op, acc[:0])                               // op -> physical requests
+//	d, err := design.Load("scenarios/designs/seed000.yaml", overrides...) // parse + validate
+//	vs, err := design.Expand(sc)          // a scenario's variants (set/sweep), each a *Design
+//	plan, err := design.Compile(d, model) // bind to a workloads.Model's operation table
+//	acc = plan.Accesses(&op, acc[:0])     // op -> physical requests (zero allocation)
 //	for i := range acc {
 //	    a := &acc[i]
-//	    a.Step.Kind, a.Step.Target, a.Step.Consistency, a.Rows, a.Bytes // simulator
-//	    key = a.AppendKey(key[:0], &op)                              // serialised partition key
-//	    a.Step.CQL; args = a.Bind(&op, args[:0])                     // Cassandra backend
-//	    cmd := a.Mongo(&op)                                          // MongoDB backend
+//	    a.Step.Database, a.Step.Target, a.Step.Kind, a.Step.Consistency, a.Step.Serial,
+//	    a.Step.ReadPref, a.Step.WriteConcern, a.Step.TTL, a.Step.TimeBucket, a.Step.Batch,
+//	    a.Part, a.Parts, a.Rows, a.Bytes                      // what the simulator needs
+//	    key = a.AppendKey(key[:0], &op)                        // serialised partition key
+//	    vals, buf = a.ShardKey(&op, vals[:0], buf)             // typed key values
+//	    a.Step.CQL; args = a.Bind(&op, args[:0])               // Cassandra backend
+//	    cmd := a.Mongo(&op)                                    // MongoDB backend
 //	}
-//	design.WriteSchema(w, d)                                         // CREATE ... / mongosh
+//	design.WriteSchema(w, d)                                   // CREATE ... / mongosh
 //
-// Accesses, AppendKey and ShardKey never allocate (once the caller's buffers have grown):
-// hot-partition analysis runs them at more than ten million keys a second. Bind and
-// Mongo build driver-neutral Go values for the backends: [16]byte UUIDs, ObjectID, string,
-// int32/int64, time.Time (timestamps and dates, UTC), Decimal, float64, bool, net.IP,
-// []byte, slices and maps for collections (UDTs as map[string]any), D for documents.
+// A Step is one statement shape of an operation (static: target, kind, consistency, CQL
+// text); an Access is one request of one operation (a step, and the partition of a
+// multi-partition read). Kinds: Write and Read reach one partition (or a shard-key-targeted
+// MongoDB query), MultiRead one of Parts partitions (or a ranged shard-key prefix), Scan
+// every partition (ALLOW FILTERING) or shard (broadcast), LWT a Paxos write with its serial
+// consistency, BroadcastWrite a MongoDB write without its shard key.
+//
+// Accesses, AppendKey and ShardKey never allocate once the caller's buffers have grown
+// (except on the steps of carts.merge that act on the guest cart, which copy the
+// operation): `plan` and hot-partition analysis run them for every key. AppendKey gives, for
+// Cassandra, exactly the partition key bytes the native protocol sends (one column: its
+// value; several: the composite framing), serialised by internal/placement/cassandra, so
+// TokenOf(key) is the token; for MongoDB a canonical type-tagged encoding of the shard key
+// values the request supplies (for counting partitions). ShardKey gives the same values
+// typed: TText (string), TInt (int32), TBigInt (int64), TTimestamp (date, unix ms), TUUID
+// (binData subtype 4), TObjectID, TDecimal (decimal128, scale 2), TFloat (double), TBool.
+//
+// Bind and Mongo build driver-neutral Go values for the backends, in statement order:
+// [16]byte UUIDs, ObjectID, string, int32 (CQL int), int64, time.Time (timestamps and
+// dates, UTC), Decimal, float64/float32, bool, net.IP, []byte; lists as slices, user types
+// as map[string]any, maps as Go maps; MongoDB documents as D (ordered). They allocate.
 package design
 
 import (

@@ -682,7 +682,7 @@ func (d *Design) resolveMongo(mg *MongoSpec, names map[string]string, errs *yaml
 			if p.Chunks < 0 || p.Chunks > 8192 {
 				errs.AddAt(p.Loc, "chunks", "must be between 1 and 8192")
 			}
-			if p.Chunks > 0 && (hashed == 0 || !co.hashed[0] && len(co.hashed) > 0 && hashed == 0) {
+			if p.Chunks > 0 && hashed == 0 {
 				errs.AddAt(p.Loc, "chunks", "numInitialChunks applies to hashed shard keys; give split points for a ranged key")
 			}
 			for k := range p.Points {

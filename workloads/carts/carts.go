@@ -169,7 +169,7 @@ func cartIdent(op *workloads.Op) int64 {
 // item derives the i-th item of the op's cart (generation included).
 func item(m *workloads.Model, op *workloads.Op, i int32) (product int64, cat uint8, qty int32) {
 	r := workloads.NewRand(workloads.Mix(workloads.Hash(m.Seed, 0xca27, cartIdent(op)), uint64(i)))
-	p, c := m.ProductFrom(&r, 0)
+	p, c := m.ProductFrom(&r, -1)
 	q := int32(1)
 	if r.Chance(0.2) {
 		q = int32(r.Range(2, 4))

@@ -99,7 +99,7 @@ var Meta = &workloads.Meta{
 // item derives the j-th item of order o.
 func item(m *workloads.Model, o int64, j int32) (int64, uint8, int32) {
 	r := workloads.NewRand(workloads.Mix(workloads.Hash(m.Seed, 0x0de5, o), uint64(j)))
-	p, c := m.ProductFrom(&r, 0)
+	p, c := m.ProductFrom(&r, -1)
 	q := int32(1)
 	if r.Chance(0.15) {
 		q = 2
