@@ -248,3 +248,22 @@ func TestGettersDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// Generators that keep state report it through the optional Stater interface.
+func TestStreamStats(t *testing.T) {
+	sc := testScenario(t, 3, "  sessions.create: 1\n  carts.add_item: 1\n  orders.place: 1\n", "")
+	m := newModel(t, sc)
+	s := m.NewStream(schedule.New(sc))
+	var op workloads.Op
+	counts := map[string]int64{}
+	for i := 0; i < 3000 && s.Next(&op); i++ {
+		counts[m.Ops[op.Type].Name]++
+	}
+	st := s.Stats()
+	if st["sessions.created"] != counts["sessions.create"] || st["orders.placed"] != counts["orders.place"] {
+		t.Fatalf("stats %v, ops %v", st, counts)
+	}
+	if st["carts.active_carts"] == 0 || st["carts.items_in_carts"] < st["carts.active_carts"] {
+		t.Fatalf("cart stats %v", st)
+	}
+}

@@ -101,6 +101,15 @@ type Generator interface {
 	Fill(i int, op *Op)
 }
 
+// Optional interfaces a Generator may implement (CockroachDB's pkg/workload style: the
+// stream asks, and uses what a generator offers).
+
+// Stater reports counters of the state a generator keeps (carts holding items, sessions
+// created), for the results of a run; keys are "<workload>.<name>".
+type Stater interface {
+	Stats(add func(name string, value int64))
+}
+
 // Meta describes a registered workload.
 type Meta struct {
 	Name        string

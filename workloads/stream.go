@@ -66,5 +66,22 @@ func (s *Stream) fill(op *Op, t time.Duration) {
 	s.gens[k].Fill(s.local[k], op)
 }
 
+// Stats collects the counters of the generators that report them (Stater), by name.
+func (s *Stream) Stats() map[string]int64 {
+	out := map[string]int64{}
+	seen := map[Generator]bool{}
+	for i, g := range s.gens {
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		if st, ok := g.(Stater); ok {
+			prefix := s.m.Ops[i].Workload.Name + "."
+			st.Stats(func(name string, v int64) { out[prefix+name] += v })
+		}
+	}
+	return out
+}
+
 // State exposes the stream's state (tests inspect it).
 func (s *Stream) State() *State { return s.st }

@@ -278,6 +278,19 @@ func (g *gen) Fill(i int, op *workloads.Op) {
 	op.Size = 60 * op.Items
 }
 
+// Stats reports the carts holding items and their items (workloads.Stater).
+func (g *gen) Stats(add func(string, int64)) {
+	var carts, items int64
+	for _, sl := range g.st.Carts {
+		if sl.N > 0 {
+			carts++
+			items += int64(sl.N)
+		}
+	}
+	add("active_carts", carts)
+	add("items_in_carts", items)
+}
+
 func (g *gen) add(op *workloads.Op, sl *workloads.CartSlot, now uint32) {
 	m := g.st.M
 	k := int32(sl.N)

@@ -131,7 +131,11 @@ func total(m *workloads.Model, o int64, n int32) int64 {
 	return t
 }
 
+// Stats reports the orders placed during the run (workloads.Stater).
+func (g *gen) Stats(add func(string, int64)) { add("placed", g.placed) }
+
 type gen struct {
+	placed               int64
 	st                   *workloads.State
 	itemsMean            float64
 	recent               float64
@@ -195,6 +199,7 @@ func (g *gen) Fill(i int, op *workloads.Op) {
 		op.Items = int32(st.Rand.Geometric(g.itemsMean, 20))
 		op.Price = total(m, o, op.Items)
 		op.Size = 200 + 70*op.Items
+		g.placed++
 		st.NewOrders.Push(workloads.OrderRef{ID: o, User: u, Created: op.Time, Zone: op.Zone, Items: op.Items, Total: op.Price})
 	case opRead:
 		g.pick(op)

@@ -90,10 +90,14 @@ var Meta = &workloads.Meta{
 }
 
 type gen struct {
-	st     *workloads.State
-	recent float64
-	limit  int32
+	st      *workloads.State
+	recent  float64
+	limit   int32
+	created int64
 }
+
+// Stats reports the sessions created during the run (workloads.Stater).
+func (g *gen) Stats(add func(string, int64)) { add("created", g.created) }
 
 func newGen(st *workloads.State) workloads.Generator {
 	return &gen{st: st, recent: st.M.Knob("sessions", "recent_share"), limit: int32(st.M.Knob("sessions", "list_limit"))}
@@ -120,6 +124,7 @@ func (g *gen) Fill(i int, op *workloads.Op) {
 		op.Session, op.User, op.Zone, op.Bot, op.Ref = id, u, zone, bot, op.Time
 		op.Size = 300
 		st.NewSessions.Push(workloads.SessionRef{ID: id, User: u, Created: op.Time, Zone: zone})
+		g.created++
 	case opTouch, opRead, opExpire:
 		s := st.Session(g.recent)
 		op.Session, op.User, op.Zone, op.Ref, op.Bot = s.ID, s.User, s.Zone, s.Created, m.IsBot(s.User)
