@@ -106,3 +106,30 @@ func TestPresplitCommands(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Compile needs every operation of the mix mapped or declared not served.
+func TestCompileCoversTheMix(t *testing.T) {
+	d, err := design.Parse("b.yaml", []byte(batchDesign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model(t, mixScenario(t, "  sessions.create: 1\n  sessions.touch: 1\n"))
+	_, err = design.Compile(d, m)
+	if err == nil || !strings.Contains(err.Error(), "b.yaml:1:1: operations: design b does not say how it serves sessions.touch") {
+		t.Fatalf("got %v", err)
+	}
+	d, err = design.Parse("b.yaml", []byte(batchDesign+"not_served:\n  sessions.touch: \"sessions are not touched in this design\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := design.Compile(d, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := p.Served(m.OpIndex("sessions.touch")); ok || why != "sessions are not touched in this design" {
+		t.Fatalf("served %v %q", ok, why)
+	}
+	if ok, _ := p.Served(m.OpIndex("sessions.create")); !ok {
+		t.Fatal("sessions.create is served")
+	}
+}

@@ -125,6 +125,9 @@ func TestSeed001ShardKeysRouting(t *testing.T) {
 			t.Errorf("%s %s: %s, want %s", c.file, c.op, got, c.want)
 		}
 	}
+	if f := mustLoad(t, filepath.Join(designsDir, "seed001-mongo.yaml")).StaticSteps("orders.history_by_month")[0].Filter; strings.Join(f, ",") != "user_id,created_at" {
+		t.Errorf("history filter %v", f)
+	}
 	// Under {created_at: 1}, every new order's shard key is the newest time: monotonic.
 	m := model(t, mixScenario(t, "  orders.place: 1\n"))
 	d := mustLoad(t, filepath.Join(designsDir, "seed001-mongo-orders-created.yaml"))

@@ -176,6 +176,9 @@ type Step struct {
 	// KeyFields is how many leading shard key fields the request supplies (MongoDB): all of
 	// them targets one chunk range, a prefix several, none broadcasts.
 	KeyFields int
+	// Filter lists the document fields a MongoDB request filters on (equality, then the
+	// range field), in order.
+	Filter []string
 	// MongoDB: read preference, write concern, read concern.
 	ReadPref     ReadPref
 	WriteConcern WriteConcern

@@ -188,6 +188,12 @@ func (d *Design) mongoStep(ctx *opCtx, ss *StepSpec, s *Step, co *collection, m 
 		keyFields++
 	}
 	s.KeyFields = keyFields
+	for _, f := range filter {
+		s.Filter = append(s.Filter, f.name)
+	}
+	if rangeF != nil {
+		s.Filter = append(s.Filter, rangeF.name)
+	}
 	rangeOnKey := rangeF != nil && keyFields < len(co.shardKey) && co.shardKey[keyFields] == rangeF.name && !co.hashed[keyFields]
 	targeted := len(co.shardKey) == 0 || keyFields == len(co.shardKey) || keyFields > 0 && hashedWithin(co.hashed, keyFields)
 	switch {
