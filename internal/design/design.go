@@ -21,6 +21,7 @@
 //
 //	d, err := design.Load("scenarios/designs/seed000.yaml", overrides...) // parse + validate
 //	vs, err := design.Expand(sc)          // a scenario's variants (set/sweep), each a *Design
+//	prep, err := design.Prepare(sc)       // model + variants + plans, every error at once
 //	plan, err := design.Compile(d, model) // bind to a workloads.Model's operation table
 //	acc = plan.Accesses(&op, acc[:0])     // op -> physical requests (zero allocation)
 //	for i := range acc {
@@ -64,6 +65,8 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/workloads"
+	// Designs refer to the vocabulary of every workload.
+	_ "github.com/shardbench/shardbench/workloads/all"
 )
 
 // Design is a loaded, validated design (with its parameter values applied).

@@ -23,22 +23,14 @@ func TestShippedScenariosValidate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := workloads.New(sc)
+			prep, err := design.Prepare(sc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			vs, err := design.Expand(sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(vs) == 0 {
+			if len(prep.Variants) == 0 || len(prep.Plans) != len(prep.Variants) {
 				t.Fatal("a shipped scenario drives at least one design")
 			}
-			for _, v := range vs {
-				if _, err := design.Compile(v.Design, m); err != nil {
-					t.Errorf("%s: %v", v.Name, err)
-				}
-			}
+			m := prep.Model
 			s := stream(m)
 			var op workloads.Op
 			for i := 0; i < 1000; i++ {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/yamlx"
+	"github.com/shardbench/shardbench/workloads"
 )
 
 // Variant is one design variant a scenario drives: a design loaded with its parameter
@@ -124,4 +125,40 @@ func (d *Design) ParamNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Prepared is everything a run needs from a scenario besides the schedule: the workload
+// model (operation table, population) and each design variant compiled against it.
+type Prepared struct {
+	Model    *workloads.Model
+	Variants []*Variant
+	// Plans[i] maps operations for Variants[i].
+	Plans []*Plan
+}
+
+// Prepare compiles a scenario's workload and its design variants, reporting every problem
+// (unknown operations or knobs in the scenario, design errors, operations a design neither
+// maps nor declares not served) at once, with positions.
+func Prepare(sc *scenario.Scenario) (*Prepared, error) {
+	var errs yamlx.Errors
+	m, err := workloads.New(sc)
+	errs.Append(err)
+	vs, err := Expand(sc)
+	errs.Append(err)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	p := &Prepared{Model: m, Variants: vs}
+	for _, v := range vs {
+		plan, err := Compile(v.Design, m)
+		if err != nil {
+			errs.Append(err)
+			continue
+		}
+		p.Plans = append(p.Plans, plan)
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
