@@ -10,7 +10,7 @@ var sinkHash int64
 
 // BenchmarkHashString: a hashed string shard key ("u:<user_id>", seed 001's carts).
 func BenchmarkHashString(b *testing.B) {
-	buf := []byte("u:")
+	buf := append(make([]byte, 0, 32), "u:"...)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		k := strconv.AppendInt(buf[:2], int64(i), 10)

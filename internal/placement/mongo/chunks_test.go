@@ -181,8 +181,8 @@ func TestPresplitHashedZonesPre72(t *testing.T) {
 
 	// Validation (error codes 31388-31391 in PresplitHashedZonesSplitPolicy::_validate).
 	bad := [][]Zone{
-		{{"z", zoneKey(mk, mk, mk, mk), zk("UK", "x"), z0}},                           // MinKey in prefix
-		{{"z", zk("UK", "a"), zk("UK", "a"), z0}},                                     // prefix equal
+		{{"z", zoneKey(mk, mk, mk, mk), zk("UK", "x"), z0}},                          // MinKey in prefix
+		{{"z", zk("UK", "a"), zk("UK", "a"), z0}},                                    // prefix equal
 		{{"z", zoneKey(String("UK"), String("a"), Int64(1), mk), zk("US", "x"), z0}}, // hashed not MinKey
 		{{"z", zoneKey(String("UK"), String("a"), mk, Int32(1)), zk("US", "x"), z0}}, // suffix not MinKey
 	}
@@ -415,9 +415,9 @@ func TestRoute(t *testing.T) {
 		{[]Cond{Range("created_at", &c2, nil)}, []int{2}, TargetOne},
 		{[]Cond{Range("created_at", nil, &c1)}, []int{0, 1}, TargetSome}, // closed bound touches chunk 1
 		{[]Cond{Eq("created_at", Date(150))}, []int{1}, TargetOne},
-		{[]Cond{Eq("created_at", Date(150)), Range("created_at", &c2, nil)}, []int{1}, TargetOne}, // equality wins
+		{[]Cond{Eq("created_at", Date(150)), Range("created_at", &c2, nil)}, []int{1}, TargetOne},   // equality wins
 		{[]Cond{Range("created_at", &c1, &c2), Range("created_at", nil, &c1)}, []int{1}, TargetOne}, // intersect to [100, 100]
-		{[]Cond{Range("created_at", &c2, &c1)}, []int{0}, TargetOne}, // empty: one shard
+		{[]Cond{Range("created_at", &c2, &c1)}, []int{0}, TargetOne},                                // empty: one shard
 	} {
 		r := tb4.Route(c.conds)
 		if !slices.Equal(r.Shards, c.want) || r.Targeting != c.kind {
