@@ -93,6 +93,16 @@ func newState(m *Model) *State {
 		slots = MaxCartSlots
 	}
 	st.Carts = make([]CartSlot, max(slots, 1))
+	// population.carts are active at the start: an owner (one per session) has a cart with
+	// probability carts/sessions, holding about three items.
+	p := float64(m.Carts) / float64(max(m.Sessions, 1))
+	for i := range st.Carts {
+		h := Hash(m.Seed, saltCart, int64(i))
+		if unit(h) < p {
+			r := NewRand(h)
+			st.Carts[i].N = uint8(r.Geometric(3, 20))
+		}
+	}
 	return st
 }
 
