@@ -267,3 +267,21 @@ func TestStreamStats(t *testing.T) {
 		t.Fatalf("cart stats %v", st)
 	}
 }
+
+func TestModelGetter(t *testing.T) {
+	m := newModel(t, testScenario(t, 1, "  sessions.create: 1\n", ""))
+	g, typ, err := m.Getter("sessions", "owner_key")
+	if err != nil || typ != workloads.TText {
+		t.Fatal(err, typ)
+	}
+	op := workloads.Op{User: -1, Session: 7}
+	if v := g(&op, nil); !strings.HasPrefix(string(v.Bytes), "s:") || len(v.Bytes) != 38 {
+		t.Fatalf("guest owner key %q", v.Bytes)
+	}
+	if _, _, err := m.Getter("sessions", "items"); err == nil {
+		t.Fatal("sessions have no items")
+	}
+	if _, _, err := m.Getter("carts", "items"); err == nil || !strings.Contains(err.Error(), "composite") {
+		t.Fatalf("items is composite: %v", err)
+	}
+}

@@ -218,3 +218,22 @@ func LookupOp(full string) (*Meta, int, *OpSpec) {
 	}
 	return nil, -1, nil
 }
+
+// Getter compiles a logical field of an entity ("sessions", "owner_key") into its accessor,
+// once; the accessor derives the value from an operation without allocating.
+func (m *Model) Getter(entity, field string) (Getter, Type, error) {
+	for _, meta := range Registered() {
+		if meta.Entity != entity {
+			continue
+		}
+		f := meta.Field(field)
+		if f == nil {
+			return nil, 0, fmt.Errorf("entity %s has no field %q", entity, field)
+		}
+		if f.Get == nil {
+			return nil, f.Type, fmt.Errorf("%s.%s is composite (%s): use Field.Composite", entity, field, f.Type)
+		}
+		return f.Get(m), f.Type, nil
+	}
+	return nil, 0, fmt.Errorf("unknown entity %q", entity)
+}
