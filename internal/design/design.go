@@ -30,7 +30,7 @@
 //	    a.Step.ReadPref, a.Step.WriteConcern, a.Step.TTL, a.Step.TimeBucket, a.Step.Batch,
 //	    a.Part, a.Parts, a.Rows, a.Bytes                      // what the simulator needs
 //	    key = a.AppendKey(key[:0], &op)                        // serialised partition key
-//	    vals, buf = a.ShardKey(&op, vals[:0], buf)             // typed key values
+//	    vals, buf = a.ShardKey(&op, vals[:0], buf)             // typed key values (MongoValue: BSON)
 //	    a.Step.CQL; args = a.Bind(&op, args[:0])               // Cassandra backend
 //	    cmd := a.Mongo(&op)                                    // MongoDB backend
 //	}

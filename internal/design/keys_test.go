@@ -7,6 +7,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/design"
 	placement "github.com/shardbench/shardbench/internal/placement/cassandra"
+	mongo "github.com/shardbench/shardbench/internal/placement/mongo"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -82,6 +83,44 @@ func TestAppendKeyDoesNotAllocate(t *testing.T) {
 				})
 				if n != 0 {
 					t.Fatalf("%s %s: %v allocations", filepath.Base(f), acc[j].Step.Op, n)
+				}
+			}
+		}
+	}
+}
+
+// Shard key values convert to the placement package's BSON values and hash as mongod does
+// (a hashed shard key's value for the owner key).
+func TestMongoShardKeyValues(t *testing.T) {
+	m := model(t, mixScenario(t, "  carts.read: 1\n  orders.place: 1\n"))
+	p, err := design.Compile(mustLoad(t, filepath.Join(designsDir, "seed001-mongo.yaml")), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := stream(m)
+	var op workloads.Op
+	var vals []workloads.Value
+	var buf []byte
+	for i := 0; i < 50 && s.Next(&op); i++ {
+		for _, a := range p.Accesses(&op, nil) {
+			vals, buf = a.ShardKey(&op, vals[:0], buf)
+			if len(vals) != a.Step.KeyFields {
+				t.Fatalf("%s: %d values for %d key fields", a.Step.Op, len(vals), a.Step.KeyFields)
+			}
+			for k := range vals {
+				mv := design.MongoValue(&vals[k])
+				switch a.Step.KeyColumns[k] {
+				case "owner_key", "user_id":
+					if mv.Kind != mongo.KindString || mv.S != string(vals[k].Bytes) {
+						t.Fatalf("%s: %v", a.Step.KeyColumns[k], mv)
+					}
+					if a.Step.Hashed[k] && mongo.Hash(&mv) != mongo.HashString(mv.S) {
+						t.Fatal("hash of a string value")
+					}
+				case "created_at":
+					if mv.Kind != mongo.KindDate || mv.I != workloads.NanosToMillis(op.Time) {
+						t.Fatalf("created_at %v for op time %d", mv, op.Time)
+					}
 				}
 			}
 		}
