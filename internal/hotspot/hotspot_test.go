@@ -1,0 +1,295 @@
+package hotspot
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// check verifies the stream summary's internal structure: buckets ascending by count,
+// every counter in the bucket of its count, the index consistent.
+func check(t *testing.T, tk *TopK) {
+	t.Helper()
+	seen := 0
+	prev := uint64(0)
+	back := int32(-1)
+	for b := tk.min; b >= 0; b = tk.buckets[b].next {
+		bk := tk.buckets[b]
+		if bk.prev != back || (back >= 0 && bk.count <= prev) || bk.head < 0 {
+			t.Fatalf("bucket list broken at %d: %+v (prev count %d)", b, bk, prev)
+		}
+		for c := bk.head; c >= 0; c = tk.counters[c].next {
+			ct := tk.counters[c]
+			if v, ok := tk.index.get(ct.fp); ct.bucket != b || ct.count != bk.count || !ok || v != c {
+				t.Fatalf("counter %d in bucket %d: %+v", c, b, ct)
+			}
+			seen++
+		}
+		prev, back = bk.count, b
+	}
+	if seen != len(tk.counters) || tk.index.len() != len(tk.counters) {
+		t.Fatalf("%d counters reachable, %d held, %d indexed", seen, len(tk.counters), tk.index.len())
+	}
+}
+
+func TestTopKExactWhenSmall(t *testing.T) {
+	tk := NewTopK(10)
+	for i := 0; i < 5; i++ {
+		for j := 0; j <= i; j++ {
+			tk.AddKey([]byte(fmt.Sprint("p", i)), j%2 == 0, 2, 100)
+		}
+	}
+	check(t, tk)
+	top := tk.Top(-1)
+	if len(top) != 5 || string(top[0].Key) != "p4" || top[0].Ops != 5 || top[0].Err != 0 {
+		t.Fatalf("top %+v", top)
+	}
+	// p4: ops 5, writes at j = 0, 2, 4.
+	if e := top[0]; e.Writes != 3 || e.Reads != 2 || e.Rows != 6 || e.Bytes != 300 {
+		t.Fatalf("p4 %+v", e)
+	}
+	tot := tk.Totals()
+	if tot.Ops != 15 || tot.Writes != 9 || tot.Reads != 6 || tot.Rows != 18 || tot.Bytes != 900 {
+		t.Fatalf("totals %+v", tot)
+	}
+	// Shares: counts 5,4,3,2,1 of 15; top 20% of 5 partitions = 1 partition.
+	if s := tk.Share(0.2, 5); s.Partitions != 1 || s.Lo != 5.0/15 || s.Hi != 5.0/15 {
+		t.Fatalf("share %+v", s)
+	}
+	if s := tk.Share(0.5, 5); s.Partitions != 3 || math.Abs(s.Hi-12.0/15) > 1e-12 {
+		t.Fatalf("share %+v", s)
+	}
+}
+
+// Space-Saving's guarantees on a skewed stream much wider than k.
+func TestTopKGuarantees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rng, 1.2, 1, 100_000)
+	const k, n = 200, 500_000
+	tk := NewTopK(k)
+	exact := map[uint64]int64{}
+	var key [8]byte
+	for i := 0; i < n; i++ {
+		v := zipf.Uint64()
+		for j := range key {
+			key[j] = byte(v >> (8 * j))
+		}
+		fp := Fingerprint(key[:])
+		exact[fp]++
+		tk.Add(fp, key[:], true, 1, 10)
+	}
+	check(t, tk)
+	verify(t, tk, exact, n, k)
+}
+
+func verify(t *testing.T, tk *TopK, exact map[uint64]int64, n, k int64) {
+	t.Helper()
+	top := tk.Top(-1)
+	in := map[uint64]bool{}
+	var sum int64
+	for _, e := range top {
+		in[e.FP] = true
+		sum += e.Ops
+		tr := exact[e.FP]
+		if e.Ops-e.Err > tr || tr > e.Ops {
+			t.Fatalf("entry %x: count %d err %d, true %d", e.FP, e.Ops, e.Err, tr)
+		}
+		if e.Err > n/k {
+			t.Fatalf("error %d above N/k = %d", e.Err, n/k)
+		}
+	}
+	if int64(len(top)) == k && sum != n {
+		t.Fatalf("counts sum to %d, want N = %d", sum, n)
+	}
+	for fp, c := range exact {
+		if c > n/k && !in[fp] {
+			t.Fatalf("heavy hitter %x (%d > N/k = %d) missing", fp, c, n/k)
+		}
+	}
+}
+
+func TestTopKMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	zipf := rand.NewZipf(rng, 1.1, 1, 50_000)
+	const k = 100
+	a, b := NewTopK(k), NewTopK(k)
+	exact := map[uint64]int64{}
+	for i := 0; i < 200_000; i++ {
+		fp := mix(zipf.Uint64() + 1)
+		exact[fp]++
+		if i%3 == 0 {
+			a.Add(fp, nil, false, 0, 0)
+		} else {
+			b.Add(fp, nil, false, 0, 0)
+		}
+	}
+	a.Merge(b)
+	check(t, a)
+	if a.Totals().Ops != 200_000 || a.Totals().Reads != 200_000 {
+		t.Fatalf("totals %+v", a.Totals())
+	}
+	for _, e := range a.Top(-1) {
+		if tr := exact[e.FP]; e.Ops-e.Err > tr || tr > e.Ops {
+			t.Fatalf("merged entry: count %d err %d, true %d", e.Ops, e.Err, tr)
+		}
+	}
+}
+
+func TestShareBounds(t *testing.T) {
+	// More distinct partitions than counters: the bounds must bracket the truth.
+	rng := rand.New(rand.NewPCG(5, 6))
+	zipf := rand.NewZipf(rng, 1.3, 1, 20_000)
+	tk := NewTopK(500)
+	exact := map[uint64]int64{}
+	for i := 0; i < 300_000; i++ {
+		fp := mix(zipf.Uint64() + 1)
+		exact[fp]++
+		tk.Add(fp, nil, true, 1, 1)
+	}
+	counts := make([]int64, 0, len(exact))
+	for _, c := range exact {
+		counts = append(counts, c)
+	}
+	slices.SortFunc(counts, func(a, b int64) int { return cmp.Compare(b, a) })
+	for _, f := range []float64{0.001, 0.01, 0.1} {
+		s := tk.Share(f, int64(len(exact)))
+		var top int64
+		for i := int64(0); i < s.Partitions; i++ {
+			top += counts[i]
+		}
+		truth := float64(top) / 300_000
+		if truth < s.Lo-1e-12 || truth > s.Hi+1e-12 {
+			t.Errorf("top %.1f%%: true share %.4f outside [%.4f, %.4f]", f*100, truth, s.Lo, s.Hi)
+		}
+	}
+}
+
+func TestDistinct(t *testing.T) {
+	d := NewDistinct()
+	for i := uint64(0); i < 1000; i++ {
+		d.Add(i)
+		d.Add(i) // duplicates
+	}
+	if n, exact, e := d.Estimate(); n != 1000 || !exact || e != 0 {
+		t.Fatalf("small: %d %v %v", n, exact, e)
+	}
+	const n = 1_000_000
+	for i := uint64(0); i < n; i++ {
+		d.Add(i)
+	}
+	got, exact, rel := d.Estimate()
+	if exact || math.Abs(float64(got)/n-1) > 3*rel {
+		t.Fatalf("HLL %d for %d (rel %.4f)", got, n, rel)
+	}
+	// Merge of two halves estimates the union.
+	a, b := NewDistinct(), NewDistinct()
+	for i := uint64(0); i < n; i++ {
+		if i%2 == 0 {
+			a.Add(i)
+		} else {
+			b.Add(i)
+		}
+	}
+	a.Merge(b)
+	if got, _, rel := a.Estimate(); math.Abs(float64(got)/n-1) > 3*rel {
+		t.Fatalf("merged HLL %d", got)
+	}
+	small := NewDistinct()
+	small.Add(7)
+	a.Merge(small)
+}
+
+func TestMeasure(t *testing.T) {
+	even := Measure([]float64{5, 5, 5, 5})
+	if even.MaxOverMean != 1 || even.CV != 0 || even.Gini != 0 || len(even.Over30) != 0 {
+		t.Fatalf("even %+v", even)
+	}
+	one := Measure([]float64{4, 0, 0, 0})
+	if one.MaxOverMean != 4 || math.Abs(one.CV-math.Sqrt(3)) > 1e-12 || math.Abs(one.Gini-1) > 1e-12 {
+		t.Fatalf("one takes all %+v", one)
+	}
+	// Seed rule: strictly more than 30% either way.
+	m := Measure([]float64{100, 100, 140, 60, 130})
+	if fmt.Sprint(m.Over30) != "[2 3]" {
+		t.Fatalf("over 30%%: %v (deviations %v)", m.Over30, m.Deviation)
+	}
+	// Gini of {1, 2, 3, 4}: Σ|xi-xj| = 20 over ordered pairs... raw = 20/(2·16·2.5) = 0.25.
+	g := Measure([]float64{1, 2, 3, 4})
+	if math.Abs(g.Gini-0.25*4/3) > 1e-12 {
+		t.Fatalf("gini %v", g.Gini)
+	}
+	if z := Measure([]float64{0, 0}); z.MaxOverMean != 0 || z.Gini != 0 {
+		t.Fatalf("zero %+v", z)
+	}
+	if l := Loads([]int64{1, 2}); l[1] != 2 {
+		t.Fatal("Loads")
+	}
+}
+
+func TestProject(t *testing.T) {
+	// Seed 000's orders_by_period: one partition per day takes every order of the day.
+	// Observed: 1 hour, 41,667 orders of ~500 B (1M orders a day).
+	p := Project(Growth{Rows: 41_667, Bytes: 41_667 * 500, Span: time.Hour}, BucketHorizon(24*time.Hour, 0), CassandraLimits)
+	if p.Rows != 1_000_008 || !p.ExceedsRows || !p.ExceedsBytes || p.Lifetime != 24*time.Hour {
+		t.Fatalf("orders_by_period %+v", p)
+	}
+	// A session partition with TTL 1 day reaches a steady state of one day of writes.
+	p = Project(Growth{Rows: 10, Bytes: 20_000, Span: time.Hour}, TTLHorizon(24*time.Hour), CassandraLimits)
+	if p.Rows != 240 || p.Bytes != 480_000 || p.Exceeds || p.Horizon.Label != "TTL 1d" {
+		t.Fatalf("session %+v", p)
+	}
+	// A bucket longer than the TTL holds only TTL's worth.
+	p = Project(Growth{Rows: 1, Bytes: 1, Span: time.Hour}, BucketHorizon(30*24*time.Hour, 7*24*time.Hour), CassandraLimits)
+	if p.Rows != 168 {
+		t.Fatalf("TTL inside bucket %+v", p)
+	}
+	// Seed 003's order_history (PK user_id, no bucket, no TTL) over a year.
+	p = Project(Growth{Rows: 2, Bytes: 4096, Span: 24 * time.Hour}, PeriodHorizon(365*24*time.Hour, 0), CassandraLimits)
+	if p.Rows != 730 || p.Exceeds || p.Horizon.Label != "1 year" {
+		t.Fatalf("history %+v", p)
+	}
+	p = Project(Growth{Rows: 2, Bytes: 4096, Span: 24 * time.Hour}, Horizon{}, CassandraLimits)
+	if !p.Unbounded || !p.Exceeds {
+		t.Fatalf("unbounded %+v", p)
+	}
+	// MongoDB: one shard-key value's documents beyond the chunk size (jumbo).
+	p = Project(Growth{Bytes: 10 << 20, Span: time.Hour}, BucketHorizon(24*time.Hour, 0), MongoChunkLimits)
+	if !p.ExceedsBytes || p.ExceedsRows || p.BytesOverLimit < 1.8 {
+		t.Fatalf("mongo %+v", p)
+	}
+	if Bytes(1536) != "1.5 KiB" || Bytes(10) != "10 B" {
+		t.Fatal(Bytes(1536))
+	}
+}
+
+func TestFPTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	tb := newFPTable(64)
+	ref := map[uint64]int32{}
+	for i := 0; i < 200_000; i++ {
+		fp := rng.Uint64N(300) * 0x100 // clustered keys
+		switch {
+		case len(ref) < 64 && rng.IntN(2) == 0:
+			v := int32(rng.IntN(1000))
+			tb.put(fp, v)
+			ref[fp] = v
+		default:
+			tb.del(fp)
+			delete(ref, fp)
+		}
+		if i%997 == 0 {
+			for k, v := range ref {
+				if got, ok := tb.get(k); !ok || got != v {
+					t.Fatalf("step %d: get(%x) = %d %v, want %d", i, k, got, ok, v)
+				}
+			}
+			if tb.len() != len(ref) {
+				t.Fatalf("step %d: %d entries, want %d", i, tb.len(), len(ref))
+			}
+		}
+	}
+}

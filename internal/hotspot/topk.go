@@ -1,0 +1,406 @@
+package hotspot
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Totals are exact counts over everything offered to a [TopK].
+type Totals struct {
+	Ops, Reads, Writes int64
+	Rows, Bytes        int64 // written
+}
+
+// Entry is one heavy partition reported by [TopK].
+type Entry struct {
+	Key []byte // a copy of the key last offered under this fingerprint
+	FP  uint64
+	// Ops is the Space-Saving count: an overestimate of the partition's operations by at
+	// most Err (Ops-Err <= true count <= Ops). Err is 0 when the partition was tracked
+	// from its first operation.
+	Ops, Err int64
+	// Reads, Writes, Rows and Bytes are counted from the moment the partition entered
+	// the summary: exact when Err is 0, otherwise lower bounds.
+	Reads, Writes, Rows, Bytes int64
+}
+
+type counter struct {
+	fp                         uint64
+	count, err                 uint64
+	reads, writes, rows, bytes int64
+	key                        []byte
+	bucket                     int32
+	prev, next                 int32 // within the bucket
+}
+
+type bucket struct {
+	count      uint64
+	prev, next int32 // ascending by count
+	head       int32 // first counter
+}
+
+// TopK is a Space-Saving stream summary (Metwally, Agrawal, El Abbadi 2005) of
+// operations per partition: k counters in buckets of equal count, so an increment is
+// O(1) (one map lookup, one bucket move). Memory is bounded by k counters plus their
+// keys. Guarantees, with N operations offered: every partition with more than N/k
+// operations is in the summary; each entry's count overestimates by at most its Err,
+// and Err <= N/k. A TopK is not safe for concurrent use; keep one per worker and Merge.
+type TopK struct {
+	k        int
+	index    fpTable
+	counters []counter
+	buckets  []bucket
+	free     []int32
+	min      int32 // bucket with the smallest count, -1 when empty
+	total    Totals
+}
+
+// NewTopK tracks up to k partitions.
+func NewTopK(k int) *TopK {
+	if k < 1 {
+		k = 1
+	}
+	return &TopK{k: k, index: newFPTable(k), counters: make([]counter, 0, k), min: -1}
+}
+
+// K is the number of counters.
+func (t *TopK) K() int { return t.k }
+
+// Totals are the exact totals of everything offered.
+func (t *TopK) Totals() Totals { return t.total }
+
+// Fingerprint is a fast 64-bit hash of a partition key for [TopK.Add] and [Distinct]
+// (not cryptographic; collisions between distinct keys are ~n²/2^65).
+func Fingerprint(b []byte) uint64 {
+	const m = 0x9e3779b97f4a7c15
+	h := uint64(len(b)) * m
+	for len(b) >= 8 {
+		h = (h ^ mix(binary.LittleEndian.Uint64(b))) * m
+		h = bits.RotateLeft64(h, 29)
+		b = b[8:]
+	}
+	if len(b) > 0 {
+		var w uint64
+		for i := len(b) - 1; i >= 0; i-- {
+			w = w<<8 | uint64(b[i])
+		}
+		h = (h ^ mix(w^0xff)) * m
+	}
+	return mix(h)
+}
+
+func mix(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}
+
+// AddKey offers one operation on the partition key (fingerprinted with [Fingerprint]).
+func (t *TopK) AddKey(key []byte, write bool, rows, bytes int64) {
+	t.Add(Fingerprint(key), key, write, rows, bytes)
+}
+
+// Add offers one operation on the partition with fingerprint fp (key is kept for the
+// report; it is copied only when the partition enters the summary). A write adds rows
+// and bytes written.
+func (t *TopK) Add(fp uint64, key []byte, write bool, rows, bytes int64) {
+	t.total.Ops++
+	if write {
+		t.total.Writes++
+		t.total.Rows += rows
+		t.total.Bytes += bytes
+	} else {
+		t.total.Reads++
+	}
+	i, ok := t.index.get(fp)
+	if !ok {
+		i = t.admit(fp, key)
+	}
+	t.increment(i, 1)
+	c := &t.counters[i]
+	if write {
+		c.writes++
+		c.rows += rows
+		c.bytes += bytes
+	} else {
+		c.reads++
+	}
+}
+
+// admit places a new partition: in a free counter while there is one (count 0), else in
+// the place of a partition with the smallest count, inheriting that count as its error.
+func (t *TopK) admit(fp uint64, key []byte) int32 {
+	var i int32
+	if len(t.counters) < t.k {
+		i = int32(len(t.counters))
+		t.counters = append(t.counters, counter{fp: fp, bucket: -1, prev: -1, next: -1})
+		t.counters[i].key = append([]byte(nil), key...)
+	} else {
+		i = t.buckets[t.min].head
+		c := &t.counters[i]
+		t.index.del(c.fp)
+		c.fp, c.err = fp, c.count
+		c.reads, c.writes, c.rows, c.bytes = 0, 0, 0, 0
+		c.key = append(c.key[:0], key...)
+	}
+	t.index.put(fp, i)
+	return i
+}
+
+func (t *TopK) newBucket(count uint64, prev, next int32) int32 {
+	var b int32
+	if n := len(t.free); n > 0 {
+		b = t.free[n-1]
+		t.free = t.free[:n-1]
+	} else {
+		b = int32(len(t.buckets))
+		t.buckets = append(t.buckets, bucket{})
+	}
+	t.buckets[b] = bucket{count: count, prev: prev, next: next, head: -1}
+	if prev >= 0 {
+		t.buckets[prev].next = b
+	} else {
+		t.min = b
+	}
+	if next >= 0 {
+		t.buckets[next].prev = b
+	}
+	return b
+}
+
+func (t *TopK) detach(i int32) {
+	c := &t.counters[i]
+	if c.prev >= 0 {
+		t.counters[c.prev].next = c.next
+	} else {
+		t.buckets[c.bucket].head = c.next
+	}
+	if c.next >= 0 {
+		t.counters[c.next].prev = c.prev
+	}
+	c.prev, c.next = -1, -1
+}
+
+func (t *TopK) attach(i, b int32) {
+	c := &t.counters[i]
+	c.bucket, c.prev, c.next = b, -1, t.buckets[b].head
+	if c.next >= 0 {
+		t.counters[c.next].prev = i
+	}
+	t.buckets[b].head = i
+}
+
+func (t *TopK) removeBucket(b int32) {
+	bk := &t.buckets[b]
+	if bk.prev >= 0 {
+		t.buckets[bk.prev].next = bk.next
+	} else {
+		t.min = bk.next
+	}
+	if bk.next >= 0 {
+		t.buckets[bk.next].prev = bk.prev
+	}
+	t.free = append(t.free, b)
+}
+
+// increment moves counter i from its bucket to the bucket of count+d.
+func (t *TopK) increment(i int32, d uint64) {
+	c := &t.counters[i]
+	old := c.bucket
+	want := c.count + d
+	c.count = want
+	// Find the bucket for want: at or after old's successor (d == 1: the successor or a
+	// new one).
+	prev := old
+	next := int32(-1)
+	if old >= 0 {
+		next = t.buckets[old].next
+	} else {
+		next = t.min
+	}
+	for next >= 0 && t.buckets[next].count < want {
+		prev, next = next, t.buckets[next].next
+	}
+	var nb int32
+	if next >= 0 && t.buckets[next].count == want {
+		nb = next
+	} else {
+		nb = t.newBucket(want, prev, next)
+	}
+	if old >= 0 {
+		t.detach(i)
+	}
+	t.attach(i, nb)
+	if old >= 0 && t.buckets[old].head < 0 {
+		t.removeBucket(old)
+	}
+}
+
+// Len is the number of partitions in the summary.
+func (t *TopK) Len() int { return len(t.counters) }
+
+// Top returns up to n entries, heaviest first (by Ops, then by smaller Err, then key).
+func (t *TopK) Top(n int) []Entry {
+	out := make([]Entry, 0, len(t.counters))
+	for i := range t.counters {
+		c := &t.counters[i]
+		out = append(out, Entry{
+			Key: slices.Clone(c.key), FP: c.fp, Ops: int64(c.count), Err: int64(c.err),
+			Reads: c.reads, Writes: c.writes, Rows: c.rows, Bytes: c.bytes,
+		})
+	}
+	slices.SortFunc(out, func(a, b Entry) int {
+		if a.Ops != b.Ops {
+			return int(sign(b.Ops - a.Ops))
+		}
+		if a.Err != b.Err {
+			return int(sign(a.Err - b.Err))
+		}
+		return slices.Compare(a.Key, b.Key)
+	})
+	if n >= 0 && n < len(out) {
+		out = out[:n]
+	}
+	return out
+}
+
+func sign(x int64) int64 {
+	switch {
+	case x < 0:
+		return -1
+	case x > 0:
+		return 1
+	}
+	return 0
+}
+
+// MinCount is the smallest count in the summary (0 when not full): no partition outside
+// the summary has more operations than this.
+func (t *TopK) MinCount() int64 {
+	if len(t.counters) < t.k || t.min < 0 {
+		return 0
+	}
+	return int64(t.buckets[t.min].count)
+}
+
+// Merge adds another summary into t (Agarwal et al.'s mergeable-summaries rule: sum the
+// counts and errors of common partitions; a partition missing from one side is charged
+// that side's minimum count as error; keep the k largest). The totals add exactly.
+func (t *TopK) Merge(o *TopK) {
+	type item struct {
+		c   counter
+		err uint64
+	}
+	all := map[uint64]*item{}
+	tmin, omin := uint64(t.MinCount()), uint64(o.MinCount())
+	for i := range t.counters {
+		c := t.counters[i]
+		all[c.fp] = &item{c: c, err: c.err}
+	}
+	for i := range o.counters {
+		c := o.counters[i]
+		if it, ok := all[c.fp]; ok {
+			it.c.count += c.count
+			it.err += c.err
+			it.c.reads += c.reads
+			it.c.writes += c.writes
+			it.c.rows += c.rows
+			it.c.bytes += c.bytes
+			it.c.key = c.key
+			continue
+		}
+		c.count += tmin
+		all[c.fp] = &item{c: c, err: c.err + tmin}
+	}
+	for i := range t.counters {
+		if _, ok := o.index.get(t.counters[i].fp); !ok {
+			it := all[t.counters[i].fp]
+			it.c.count += omin
+			it.err += omin
+		}
+	}
+	items := make([]*item, 0, len(all))
+	for _, it := range all {
+		items = append(items, it)
+	}
+	slices.SortFunc(items, func(a, b *item) int {
+		switch {
+		case a.c.count > b.c.count:
+			return -1
+		case a.c.count < b.c.count:
+			return 1
+		}
+		switch {
+		case a.c.fp < b.c.fp:
+			return -1
+		case a.c.fp > b.c.fp:
+			return 1
+		}
+		return 0
+	})
+	if len(items) > t.k {
+		items = items[:t.k]
+	}
+	total := t.total
+	total.Ops += o.total.Ops
+	total.Reads += o.total.Reads
+	total.Writes += o.total.Writes
+	total.Rows += o.total.Rows
+	total.Bytes += o.total.Bytes
+	*t = *NewTopK(t.k)
+	t.total = total
+	for _, it := range items {
+		i := t.admit(it.c.fp, it.c.key)
+		c := &t.counters[i]
+		c.reads, c.writes, c.rows, c.bytes = it.c.reads, it.c.writes, it.c.rows, it.c.bytes
+		t.increment(i, it.c.count)
+		t.counters[i].err = it.err
+	}
+}
+
+// Share bounds the fraction of all operations taken by the busiest fraction of
+// partitions (0.01 = the top 1%), given the number of distinct partitions (exact or an
+// estimate, e.g. from [Distinct]). Lo and Hi bracket the true share under the
+// Space-Saving guarantees; they are equal when the summary is exact (no evictions) and
+// covers the top fraction. Partitions is ceil(fraction × distinct), at least 1.
+type Share struct {
+	Fraction   float64
+	Partitions int64
+	Lo, Hi     float64
+}
+
+// Share computes a [Share] for one fraction.
+func (t *TopK) Share(fraction float64, distinct int64) Share {
+	s := Share{Fraction: fraction}
+	if t.total.Ops == 0 || distinct <= 0 {
+		return s
+	}
+	m := int64(math.Ceil(fraction * float64(distinct)))
+	m = max(m, 1)
+	s.Partitions = m
+	counts := make([]int64, 0, len(t.counters))
+	guaranteed := make([]int64, 0, len(t.counters))
+	for i := range t.counters {
+		counts = append(counts, int64(t.counters[i].count))
+		guaranteed = append(guaranteed, int64(t.counters[i].count-t.counters[i].err))
+	}
+	slices.SortFunc(counts, func(a, b int64) int { return int(sign(b - a)) })
+	slices.SortFunc(guaranteed, func(a, b int64) int { return int(sign(b - a)) })
+	var lo, hi int64
+	for i := int64(0); i < m && i < int64(len(counts)); i++ {
+		hi += counts[i]
+		lo += guaranteed[i]
+	}
+	if extra := m - int64(len(counts)); extra > 0 {
+		hi += extra * t.MinCount() // unmonitored partitions have at most the minimum count
+	}
+	tot := float64(t.total.Ops)
+	s.Lo = float64(lo) / tot
+	s.Hi = min(float64(hi)/tot, 1)
+	return s
+}
