@@ -171,11 +171,18 @@ func (b *KeyBuilder) begin() {
 func (b *KeyBuilder) end() {
 	if b.cols > 1 {
 		n := len(b.buf) - b.start - 2
-		if n > MaxComponentLen && b.err == nil {
-			b.err = fmt.Errorf("%w (%d bytes)", ErrComponentTooLong, n)
+		if n > MaxComponentLen {
+			b.tooLong(n)
 		}
-		binary.BigEndian.PutUint16(b.buf[b.start:], uint16(n))
+		b.buf[b.start], b.buf[b.start+1] = byte(n>>8), byte(n)
 		b.buf = append(b.buf, 0)
+	}
+}
+
+//go:noinline
+func (b *KeyBuilder) tooLong(n int) {
+	if b.err == nil {
+		b.err = fmt.Errorf("%w (%d bytes)", ErrComponentTooLong, n)
 	}
 }
 

@@ -110,7 +110,8 @@ func (p KeyPattern) Index(name string) int {
 
 // Key turns a document's shard key field values (in pattern order; a missing field is
 // Null()) into the shard key as chunks are keyed: the hashed field replaced by
-// NumberLong(Hash(value)). It appends to dst and returns it.
+// NumberLong(Hash(value)). It appends to dst and returns it. (mongod rejects arrays in
+// shard key fields; Key does not check.)
 func (p KeyPattern) Key(dst []Value, fields []Value) []Value {
 	for i := range p {
 		if p[i].Hashed {
