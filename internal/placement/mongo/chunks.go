@@ -211,8 +211,9 @@ type Presplit struct {
 	Rule SplitRule
 	// NumInitialChunks (pre-7.2 only): 0 means the default.
 	NumInitialChunks int
-	// Primary is the database's primary shard (default Shards[0]); pre-7.2 puts the
-	// first chunk there when there are fewer chunks than shards.
+	// Primary is the database's primary shard (default: the first shard, by name under
+	// SplitPre72); pre-7.2 puts the first chunk there when there are fewer chunks than
+	// shards.
 	Primary string
 }
 
