@@ -29,7 +29,7 @@ import (
 // ---- run --gate, in process ----
 
 const gatedScenario = smallScenario + `slo:
-  - t.read p50 < 50ms
+  - sessions.read p50 < 50ms
   - "* error_rate <= 0"
   - all achieved_ratio >= 0.5
 `
@@ -39,11 +39,11 @@ func TestRunGatePasses(t *testing.T) {
 	io, stdout, stderr := testIO()
 	out := filepath.Join(t.TempDir(), "res")
 	junit := filepath.Join(t.TempDir(), "gate.xml")
-	err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: out, streams: cycleStream, RateScale: 0.25, Quiet: true, Gate: gateScenario, JUnit: junit})
+	err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: out, RateScale: 0.25, Quiet: true, Gate: gateScenario, JUnit: junit})
 	if err != nil {
 		t.Fatalf("run --gate: %v\n%s%s", err, stdout, stderr)
 	}
-	for _, want := range []string{"PASS  [default] t.read p50 < 50ms: ", "PASS  [default] t.write error_rate <= 0: 0%", "PASS  [default] all achieved_ratio >= 0.5", "gate: 4 passed, 0 failed, 0 skipped: PASS"} {
+	for _, want := range []string{"PASS  [default] sessions.read p50 < 50ms: ", "PASS  [default] carts.add_item error_rate <= 0: 0%", "PASS  [default] all achieved_ratio >= 0.5", "gate: 4 passed, 0 failed, 0 skipped: PASS"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -58,14 +58,14 @@ func TestRunGatePasses(t *testing.T) {
 }
 
 func TestRunGateFailsWithExitOne(t *testing.T) {
-	path := writeFile(t, "gated.yaml", strings.Replace(gatedScenario, "t.read p50 < 50ms", "t.read p50 < 10us", 1))
+	path := writeFile(t, "gated.yaml", strings.Replace(gatedScenario, "sessions.read p50 < 50ms", "sessions.read p50 < 10us", 1))
 	io, stdout, _ := testIO()
 	out := filepath.Join(t.TempDir(), "res")
-	err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: out, streams: cycleStream, RateScale: 0.25, Quiet: true, Gate: gateScenario})
+	err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: out, RateScale: 0.25, Quiet: true, Gate: gateScenario})
 	if exitCode(err) != exitFailure || err.Error() != "gate: 1 check failed" {
 		t.Fatalf("want exit 1 'gate: 1 check failed', got %d %v", exitCode(err), err)
 	}
-	if !strings.Contains(stdout.String(), "FAIL  [default] t.read p50 < 10us: ") || !strings.Contains(stdout.String(), "gated.yaml:13:5]") {
+	if !strings.Contains(stdout.String(), "FAIL  [default] sessions.read p50 < 10us: ") || !strings.Contains(stdout.String(), "gated.yaml:13:5]") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	if _, err := results.Read(out); err != nil {
@@ -78,10 +78,10 @@ func TestRunGateBadInputExitsTwoBeforeRunning(t *testing.T) {
 	cases := []struct {
 		name, scenario, gateFile, gate, want string
 	}{
-		{"unparsable rule", strings.Replace(gatedScenario, "t.read p50 < 50ms", "t.read p50 < 50", 1), "", gateScenario, `gated.yaml:13:18: slo[0]: p50: expected a duration`},
-		{"operation typo", strings.Replace(gatedScenario, "t.read p50", "t.raed p50", 1), "", gateScenario, `slo[0]: operation "t.raed" is not in this scenario (did you mean "t.read"?)`},
+		{"unparsable rule", strings.Replace(gatedScenario, "sessions.read p50 < 50ms", "sessions.read p50 < 50", 1), "", gateScenario, `gated.yaml:13:25: slo[0]: p50: expected a duration`},
+		{"operation typo", strings.Replace(gatedScenario, "sessions.read p50", "sessions.raed p50", 1), "", gateScenario, `slo[0]: operation "sessions.raed" is not in this scenario (did you mean "sessions.read"?)`},
 		{"no slo section", smallScenario, "", gateScenario, "has no slo section"},
-		{"gate file typo", smallScenario, "- t.writ p99 < 1s\n", "FILE", `rules.yaml:1:3: slo[0]: operation "t.writ" is not in this scenario (did you mean "t.write"?)`},
+		{"gate file typo", smallScenario, "- carts.add_ite p99 < 1s\n", "FILE", `rules.yaml:1:3: slo[0]: operation "carts.add_ite" is not in this scenario (did you mean "carts.add_item"?)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestRunGateBadInputExitsTwoBeforeRunning(t *testing.T) {
 			}
 			io, _, _ := testIO()
 			out := filepath.Join(t.TempDir(), "res")
-			err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: out, streams: cycleStream, Quiet: true, Gate: gateArg})
+			err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: out, Quiet: true, Gate: gateArg})
 			if exitCode(err) != exitUsage || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("exit %d: %v\nwant 2 with %q", exitCode(err), err, c.want)
 			}
@@ -469,10 +469,10 @@ func TestExampleGateFileFitsBlackFriday(t *testing.T) {
 
 // validate decodes the slo section strictly, with positions.
 func TestValidateReportsSLOErrors(t *testing.T) {
-	path := writeFile(t, "v.yaml", smallScenario+"slo:\n  - t.read p99 < 15ms\n  - t.read p99 << 15ms\n")
+	path := writeFile(t, "v.yaml", smallScenario+"slo:\n  - sessions.read p99 < 15ms\n  - sessions.read p99 << 15ms\n")
 	io, _, stderr := testIO()
 	err := runValidate(&ValidateOptions{IO: io, Files: []string{path}})
-	if exitCode(err) != exitUsage || !strings.Contains(stderr.String(), "v.yaml:14:17: slo[1]: p99: expected a duration") {
+	if exitCode(err) != exitUsage || !strings.Contains(stderr.String(), "v.yaml:14:24: slo[1]: p99: expected a duration") {
 		t.Errorf("exit %d, stderr:\n%s", exitCode(err), stderr)
 	}
 }

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"errors"
 	"time"
 
+	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/schedule"
 	"github.com/shardbench/shardbench/internal/yamlx"
+	_ "github.com/shardbench/shardbench/workloads/all" // every workload, registered by name
 )
 
 // runOverrides are the command-line changes to a scenario.
@@ -18,37 +19,31 @@ type runOverrides struct {
 }
 
 // runInput is everything loaded from files for one run: the scenario with its overrides,
-// the schedule, the operation stream and the variants to drive.
+// the schedule, the compiled workload and design variants, and the operation stream.
 type runInput struct {
 	Scenario  *scenario.Scenario
 	Schedule  *schedule.Schedule
+	Prepared  *design.Prepared
 	Ops       []engine.OpInfo
 	NewSource func() (engine.Source, error)
 	Variants  []variantSpec
 }
 
-// variantSpec is a variant before a backend is opened for it.
+// variantSpec is a variant before a backend is opened for it. Variant and Plan are nil for
+// the single "default" variant of a scenario that lists no designs (null and delay
+// backends need none).
 type variantSpec struct {
 	Name     string
 	Design   string
 	Database string
 	Params   map[string]string
+	Variant  *design.Variant
+	Plan     *design.Plan
 }
 
-// streamBuilder builds the operation stream of a scenario.
-type streamBuilder func(sc *scenario.Scenario, sch *schedule.Schedule) ([]engine.OpInfo, func() (engine.Source, error), error)
-
-// defaultStreamBuilder is replaced when the workloads package provides streams.
-var defaultStreamBuilder streamBuilder = func(*scenario.Scenario, *schedule.Schedule) ([]engine.OpInfo, func() (engine.Source, error), error) {
-	return nil, nil, errors.New("no workloads are registered in this build")
-}
-
-// loadRun loads a scenario and everything it refers to, reporting every problem at once.
+// loadRun loads a scenario and everything it refers to (designs, workloads, SLO rules),
+// reporting every problem at once with file:line:column.
 func loadRun(path string, o runOverrides) (*runInput, error) {
-	return loadRunWith(path, o, defaultStreamBuilder)
-}
-
-func loadRunWith(path string, o runOverrides, build streamBuilder) (*runInput, error) {
 	sc, err := scenario.ReadFile(path)
 	if err != nil {
 		return nil, usageError(err)
@@ -58,13 +53,25 @@ func loadRunWith(path string, o runOverrides, build streamBuilder) (*runInput, e
 	}
 	var errs yamlx.Errors
 	in := &runInput{Scenario: sc, Schedule: schedule.New(sc)}
-	ops, newSource, err := build(sc, in.Schedule)
-	errs.Append(err)
-	in.Ops, in.NewSource = ops, newSource
-	errs.Append(checkSLO(sc, ops))
-	if len(sc.Designs) == 0 {
+	prep, err := design.Prepare(sc)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	in.Prepared = prep
+	for _, op := range prep.Model.Ops {
+		in.Ops = append(in.Ops, engine.OpInfo{Name: op.Name, Kind: op.Kind.String()})
+	}
+	in.NewSource = func() (engine.Source, error) { return prep.Model.NewStream(in.Schedule), nil }
+	for i, v := range prep.Variants {
+		in.Variants = append(in.Variants, variantSpec{
+			Name: v.Name, Design: v.Design.Path, Database: v.Design.DatabaseName(), Params: v.Params,
+			Variant: v, Plan: prep.Plans[i],
+		})
+	}
+	if len(in.Variants) == 0 {
 		in.Variants = []variantSpec{{Name: "default"}}
 	}
+	errs.Append(checkSLO(sc, in.Ops))
 	if err := errs.Err(); err != nil {
 		return nil, usageError(err)
 	}

@@ -51,6 +51,7 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newVersionCmd(io),
 		newGateCmd(io, nil),
 		newMergeCmd(io, nil),
+		newSchemaCmd(io, nil),
 	)
 	return root
 }

@@ -39,8 +39,6 @@ type RunOptions struct {
 	GateStrict bool
 	JUnit      string
 
-	// streams builds the operation stream; tests substitute their own.
-	streams streamBuilder
 	// signals delivers interrupts; tests substitute a channel.
 	signals <-chan os.Signal
 	// spinBelow is passed to the engine (tests under synctest set -1).
@@ -114,11 +112,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.SeedSet {
 		ov.Seed = &opts.Seed
 	}
-	build := opts.streams
-	if build == nil {
-		build = defaultStreamBuilder
-	}
-	in, err := loadRunWith(opts.ScenarioPath, ov, build)
+	in, err := loadRun(opts.ScenarioPath, ov)
 	if err != nil {
 		return err
 	}

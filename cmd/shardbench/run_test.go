@@ -10,33 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/results"
-	"github.com/shardbench/shardbench/internal/scenario"
-	"github.com/shardbench/shardbench/internal/schedule"
-	"github.com/shardbench/shardbench/workloads"
 )
-
-// cycleStream is a two-operation stream for testing the command without workloads.
-func cycleStream(sc *scenario.Scenario, sch *schedule.Schedule) ([]engine.OpInfo, func() (engine.Source, error), error) {
-	ops := []engine.OpInfo{{Name: "t.read", Kind: "read"}, {Name: "t.write", Kind: "write"}}
-	return ops, func() (engine.Source, error) { return &cycle{a: sch.Arrivals()}, nil }, nil
-}
-
-type cycle struct {
-	a *schedule.Arrivals
-	n uint64
-}
-
-func (c *cycle) Next(op *workloads.Op) bool {
-	t, ok := c.a.Next()
-	if !ok {
-		return false
-	}
-	*op = workloads.Op{Seq: c.n, Type: uint16(c.n % 2), Intended: t}
-	c.n++
-	return true
-}
 
 func writeFile(t *testing.T, name, body string) string {
 	t.Helper()
@@ -55,7 +30,7 @@ load:
   phases:
     - {name: a, type: constant, rate: 2000, duration: 2s}
     - {name: b, type: ramp, from: 2000, to: 4000, duration: 1s}
-mix: {t.read: 1, t.write: 1}
+mix: {sessions.read: 1, carts.add_item: 1}
 backends:
   delay: {latency: 200us, distribution: exponential}
 `
@@ -69,7 +44,7 @@ func TestRunWritesResultsDirectory(t *testing.T) {
 	path := writeFile(t, "small.yaml", smallScenario)
 	io, stdout, stderr := testIO()
 	outDir := filepath.Join(t.TempDir(), "res")
-	opts := &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: outDir, streams: cycleStream, RateScale: 0.5}
+	opts := &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: outDir, RateScale: 0.5}
 	if err := runRun(context.Background(), opts); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
@@ -89,7 +64,7 @@ func TestRunWritesResultsDirectory(t *testing.T) {
 	if err != nil || !strings.Contains(string(asRun), "rate: 1000") || !strings.Contains(string(asRun), "on_full: queue") {
 		t.Errorf("scenario as run must show overrides and defaults: %v\n%s", err, asRun)
 	}
-	for _, f := range []string{"timeseries.jsonl", "histograms/default/t.read.hlog", "histograms/default/t.write.hlog"} {
+	for _, f := range []string{"timeseries.jsonl", "histograms/default/sessions.read.hlog", "histograms/default/carts.add_item.hlog"} {
 		if _, err := os.Stat(filepath.Join(outDir, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
@@ -113,7 +88,7 @@ func TestRunInterruptedBySignalKeepsResults(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		sig <- syscall.SIGTERM
 	}()
-	opts := &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: outDir, streams: cycleStream, signals: sig}
+	opts := &RunOptions{IO: io, ScenarioPath: path, Backend: "delay", Out: outDir, signals: sig}
 	err := runRun(context.Background(), opts)
 	if exitCode(err) != exitFailure || !strings.Contains(err.Error(), "received SIGTERM") {
 		t.Fatalf("interrupted run: exit %d, %v", exitCode(err), err)
@@ -133,16 +108,16 @@ func TestRunInterruptedBySignalKeepsResults(t *testing.T) {
 
 func TestRunRejectsBadInputWithUsageExitCode(t *testing.T) {
 	io, _, _ := testIO()
-	bad := writeFile(t, "bad.yaml", "name: x\nload:\n  phases:\n    - {type: constant, rate: fast, duration: 1s}\nmix: {t.read: 1}\n")
-	err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: bad, Backend: "null", streams: cycleStream})
+	bad := writeFile(t, "bad.yaml", "name: x\nload:\n  phases:\n    - {type: constant, rate: fast, duration: 1s}\nmix: {sessions.read: 1}\n")
+	err := runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: bad, Backend: "null"})
 	if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "bad.yaml:4:30: load.phases[0].rate") {
 		t.Errorf("bad scenario: exit %d: %v", exitCode(err), err)
 	}
-	err = runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: bad, Backend: "oracle", streams: cycleStream})
+	err = runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: bad, Backend: "oracle"})
 	if exitCode(err) != exitUsage || !strings.Contains(err.Error(), `unknown backend "oracle"`) {
 		t.Errorf("bad backend: exit %d: %v", exitCode(err), err)
 	}
-	err = runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: filepath.Join(t.TempDir(), "none.yaml"), Backend: "null", streams: cycleStream})
+	err = runRun(context.Background(), &RunOptions{IO: io, ScenarioPath: filepath.Join(t.TempDir(), "none.yaml"), Backend: "null"})
 	if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "none.yaml: no such file") {
 		t.Errorf("missing file: exit %d: %v", exitCode(err), err)
 	}

@@ -8,9 +8,13 @@ package backend
 
 import (
 	"context"
+	"io"
 
+	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/internal/yamlx"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -74,4 +78,30 @@ type Describer interface {
 // Null completes every operation at once: for measuring the harness itself.
 func Null() Backend {
 	return Func(func(context.Context, *workloads.Op) Outcome { return Outcome{} })
+}
+
+// Config is what every backend constructor receives for one variant: the scenario, the
+// compiled workload and the variant's design plan (nil Variant and Plan for the "default"
+// variant of a scenario without designs), the --target and the scenario's options section
+// for this backend (backends.<name>, decoded strictly by the backend).
+//
+// Backend packages export `Open(ctx, Config) (Backend, error)` (real time) or
+// `Open(ctx, Config) (Virtual, error)` (simulators); the CLI maps names to them.
+type Config struct {
+	Scenario *scenario.Scenario
+	Model    *workloads.Model
+	Variant  *design.Variant
+	Plan     *design.Plan
+	// VariantIndex is the variant's position in the run (variants of a real run go one after
+	// another; backends may use it to name keyspaces or databases).
+	VariantIndex int
+	// Target is where the database is (--target), without credentials: those come from the
+	// environment or a file and must never be logged.
+	Target string
+	// Options is the scenario's backends.<name> section.
+	Options yamlx.Raw
+	// Recreate drops and recreates the schema instead of leaving existing data alone.
+	Recreate bool
+	// Log receives progress and warnings meant for the user (stderr); never secrets.
+	Log io.Writer
 }
