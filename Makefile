@@ -10,6 +10,9 @@ LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: all build demo test unit vet fuzz bench clean
 
+include testenv/cassandra/cassandra.mk
+include testenv/ferretdb/ferretdb.mk
+
 all: build
 
 build:
@@ -19,12 +22,11 @@ build:
 demo: build
 	$(BIN) run scenarios/black-friday.yaml --out results/demo-$$(date +%Y%m%d-%H%M%S)
 
-## test: vet, unit tests, and every integration test whose server the project starts itself.
-## SHARDBENCH_INTEGRATION=require turns a missing server into a failure, never a skip.
+## test: vet, unit tests, and every integration test whose server the project starts itself
+## (3-node Cassandra, PostgreSQL + FerretDB, Java HdrHistogram, Chromium), stopped at the end.
+## A missing server is a failure, never a skip (SHARDBENCH_INTEGRATION=require).
 test: vet
-	export SHARDBENCH_INTEGRATION=require; \
-	export SHARDBENCH_HDR_JAR=$$(testenv/hdrhistogram/fetch.sh); \
-	$(GO) test -count=1 ./...
+	testenv/with-servers.sh $(GO) test -count=1 -timeout 40m ./...
 
 vet:
 	$(GO) vet ./...
