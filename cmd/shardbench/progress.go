@@ -5,11 +5,11 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/reports"
 )
 
 // progress prints the running figures: one redrawn line on a terminal, a plain line every
@@ -116,32 +116,15 @@ func fmtMs(ms float64) string {
 	}
 }
 
-// printRunSummary prints the end-of-run table: per variant, achieved rate, response-time
-// percentiles, errors, late and dropped operations.
-func printRunSummary(w io.Writer, s *results.Summary) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "variant\tops/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tlate\tdropped\t")
-	for _, v := range s.Variants {
-		t := v.Totals
-		name := v.Name
-		if v.Interrupted {
-			name += " (partial)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", name, humanCount(t.AchievedRate), humanCount(t.TargetRate),
-			fmtMs(t.Response.P50), fmtMs(t.Response.P99), fmtMs(t.Response.P999), fmtMs(t.Response.Max),
-			fmtPct(t.ErrorRate), t.Late, t.Dropped)
+// printRunSummary prints the end-of-run summary: per variant the achieved and target
+// rate, p50/p99/p99.9/max, errors, late and dropped operations; then, when the results
+// directory has the hot-partition analysis, each variant's hottest partition with its
+// share and its most loaded node or shard against the mean (reports.WriteText).
+func printRunSummary(w io.Writer, s *results.Summary, dir string) {
+	hot, err := results.ReadHotspots(dir)
+	if err != nil {
+		fmt.Fprintf(w, "(hot-partition figures unreadable: %v)\n", err)
+		hot = nil
 	}
-	tw.Flush()
-	for _, v := range s.Variants {
-		for cls, msgs := range v.ErrorExamples {
-			fmt.Fprintf(w, "%s: %s errors, e.g. %s\n", v.Name, cls, msgs[0])
-		}
-	}
-}
-
-func fmtPct(f float64) string {
-	if f == 0 {
-		return "0"
-	}
-	return fmt.Sprintf("%.3g%%", f*100)
+	reports.WriteText(w, s, hot)
 }

@@ -52,6 +52,8 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newGateCmd(io, nil),
 		newMergeCmd(io, nil),
 		newSchemaCmd(io, nil),
+		newReportCmd(io, nil),
+		newCompareCmd(io, nil),
 	)
 	return root
 }

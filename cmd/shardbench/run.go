@@ -173,15 +173,20 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	sum, runErr := engine.Run(ctx, cfg)
 	prog.done()
 	if sum != nil && !opts.Quiet {
-		printRunSummary(opts.IO.Out, sum)
+		printRunSummary(opts.IO.Out, sum, out)
 	}
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", out)
 	}
+	var gateErr error
 	if gateRules != nil && sum != nil {
-		if err := gateAfterRun(opts, gateRules, out); err != nil && runErr == nil {
-			return err
-		}
+		gateErr = gateAfterRun(opts, gateRules, out)
+	}
+	if sum != nil {
+		reportAfterRun(opts, out) // after the gate, so the report shows its verdict
+	}
+	if gateErr != nil && runErr == nil {
+		return gateErr
 	}
 	if runErr != nil {
 		if errors.Is(runErr, engine.ErrInterrupted) {

@@ -1,0 +1,106 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ServerFile holds what the servers themselves (or the simulator's model of them) said
+// during a run, beside the client-side figures of summary.json and hotspots.json: per-node
+// or per-shard tables (Cassandra system_views, nodetool figures, MongoDB $collStats and
+// $shardedDataDistribution, chunk counts) and time series (utilisation, queue length,
+// server-side latency). The format is deliberately generic so every backend can fill it
+// without a report change: reports render every table and chart every series.
+const ServerFile = "server.json"
+
+// ServerSchema identifies server.json.
+const ServerSchema = "shardbench/server"
+
+// ServerReport is server.json.
+type ServerReport struct {
+	Schema   string          `json:"schema"`
+	Version  int             `json:"version"`
+	Variants []ServerVariant `json:"variants"`
+}
+
+// ServerVariant is one variant's server-side view.
+type ServerVariant struct {
+	Variant string `json:"variant"`
+	// Source says where the figures come from, e.g. "system_views (Cassandra 5.0.4, 3
+	// nodes)", "mongos $collStats", "simulator model".
+	Source string `json:"source"`
+	// Tables are snapshots (before/after the run, or deltas) in rows and columns.
+	Tables []ServerTable `json:"tables,omitempty"`
+	// Series are values over run time, one per node/shard and metric.
+	Series []ServerSeries `json:"series,omitempty"`
+	// Disagreements say, in words, where the server's figures and the client-side
+	// placement figures differ (e.g. "node 127.0.0.2: server counted 12% more writes").
+	Disagreements []string `json:"disagreements,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
+}
+
+// ServerTable is one table of server-side figures. Cells are display text (already
+// formatted with units) so any server statistic fits; Numeric marks the columns that
+// hold numbers, for right-alignment.
+type ServerTable struct {
+	Title string `json:"title"` // e.g. "per node: local write latency (system_views)"
+	// Subject ties the table to client-side figures: "nodes" (per node/shard rows),
+	// "table:<keyspace.table>" or "" (anything else). Reports put "nodes" tables beside the
+	// client-side node load table.
+	Subject string     `json:"subject,omitempty"`
+	Columns []string   `json:"columns"`
+	Numeric []bool     `json:"numeric,omitempty"` // per column
+	Rows    [][]string `json:"rows"`
+	Note    string     `json:"note,omitempty"`
+}
+
+// ServerSeries is one metric of one node/shard over the run's time line.
+type ServerSeries struct {
+	Metric string `json:"metric"` // e.g. "utilisation", "queue length", "write p99"
+	Unit   string `json:"unit"`   // "ratio" (0..1, shown as %), "ms", "ops/s", "count", "bytes"
+	Node   string `json:"node"`   // node address or shard name ("" = whole cluster)
+	// Points are [seconds since the variant's start, value].
+	Points [][2]float64 `json:"points"`
+}
+
+// ReadServer loads server.json; it returns (nil, nil) when the directory has none.
+func ReadServer(dir string) (*ServerReport, error) {
+	path := filepath.Join(dir, ServerFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r ServerReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Schema != ServerSchema {
+		return nil, fmt.Errorf("%s: schema %q is not %q", path, r.Schema, ServerSchema)
+	}
+	return &r, nil
+}
+
+// WriteServer writes server.json atomically.
+func (d *Dir) WriteServer(r *ServerReport) error {
+	r.Schema, r.Version = ServerSchema, 1
+	return d.WriteJSON(ServerFile, r)
+}
+
+// Variant returns the server-side view of one variant, or nil.
+func (r *ServerReport) Variant(name string) *ServerVariant {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Variants {
+		if r.Variants[i].Variant == name {
+			return &r.Variants[i]
+		}
+	}
+	return nil
+}

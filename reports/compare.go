@@ -1,0 +1,352 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/shardbench/shardbench/internal/results"
+)
+
+// Direction of a figure: which value wins.
+const (
+	lowerWins  = -1
+	higherWins = +1
+)
+
+// tieTolerance: values within 1% of the best value (relative) tie with it.
+const tieTolerance = 0.01
+
+// metric is one comparable figure, evaluated for every side.
+type metric struct {
+	Group  string
+	Name   string
+	Better int
+	Format func(float64) string
+	Values []float64 // per side; NaN = not measured
+}
+
+// winners returns the indexes of the sides that win (several on a tie) and whether the
+// figure is a tie among every side that has it. Fewer than two values: no winner.
+func (m *metric) winners() (win []int, allTie bool) {
+	best := nan
+	n := 0
+	for _, v := range m.Values {
+		if math.IsNaN(v) {
+			continue
+		}
+		n++
+		if math.IsNaN(best) || float64(m.Better)*(v-best) > 0 {
+			best = v
+		}
+	}
+	if n < 2 {
+		return nil, false
+	}
+	for i, v := range m.Values {
+		if !math.IsNaN(v) && near(v, best) {
+			win = append(win, i)
+		}
+	}
+	return win, len(win) == n
+}
+
+func near(a, b float64) bool {
+	if a == b {
+		return true
+	}
+	scale := math.Max(math.Abs(a), math.Abs(b))
+	return math.Abs(a-b) <= tieTolerance*scale
+}
+
+// comparisonMetrics lists every comparable figure of the sides.
+func comparisonMetrics(sides []*side) []*metric {
+	var out []*metric
+	add := func(group, name string, better int, format func(float64) string, get func(*side) float64) {
+		m := &metric{Group: group, Name: name, Better: better, Format: format}
+		any := false
+		for _, s := range sides {
+			v := get(s)
+			m.Values = append(m.Values, v)
+			any = any || !math.IsNaN(v)
+		}
+		if any {
+			out = append(out, m)
+		}
+	}
+	latencyRows := func(group string, get func(*side) *results.OpStats) {
+		op := func(s *side) *results.OpStats {
+			o := get(s)
+			if o == nil || (o.Completed == 0 && o.Response.Count == 0) {
+				return nil
+			}
+			return o
+		}
+		lat := func(f func(o *results.OpStats) float64) func(*side) float64 {
+			return func(s *side) float64 {
+				o := op(s)
+				if o == nil || o.Response.Count == 0 {
+					return nan
+				}
+				return f(o)
+			}
+		}
+		add(group, "achieved/s", higherWins, FormatCount, func(s *side) float64 {
+			if o := op(s); o != nil {
+				return o.AchievedRate
+			}
+			return nan
+		})
+		add(group, "achieved / target", higherWins, FormatPct, func(s *side) float64 {
+			if o := op(s); o != nil && o.TargetRate > 0 {
+				return o.AchievedRate / o.TargetRate
+			}
+			return nan
+		})
+		add(group, "p50", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P50 }))
+		add(group, "p90", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P90 }))
+		add(group, "p99", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P99 }))
+		add(group, "p99.9", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P999 }))
+		add(group, "p99.99", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P9999 }))
+		add(group, "max", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.Max }))
+		add(group, "service p99", lowerWins, FormatMs, func(s *side) float64 {
+			if o := op(s); o != nil && o.Service.Count > 0 {
+				return o.Service.P99
+			}
+			return nan
+		})
+		add(group, "error rate", lowerWins, FormatPct, func(s *side) float64 {
+			if o := op(s); o != nil {
+				return o.ErrorRate
+			}
+			return nan
+		})
+		add(group, "late share", lowerWins, FormatPct, func(s *side) float64 {
+			if o := op(s); o != nil && o.Scheduled > 0 {
+				return float64(o.Late) / float64(o.Scheduled)
+			}
+			return nan
+		})
+		add(group, "dropped", lowerWins, func(v float64) string { return FormatCount(v) }, func(s *side) float64 {
+			if o := op(s); o != nil {
+				return float64(o.Dropped)
+			}
+			return nan
+		})
+	}
+	latencyRows("all operations", func(s *side) *results.OpStats { return &s.V.Totals })
+	// Hot partitions: per variant, then per entity.
+	hotGet := func(f func(h *results.HotspotsVariant) float64) func(*side) float64 {
+		return func(s *side) float64 {
+			if s.Hot == nil {
+				return nan
+			}
+			return f(s.Hot)
+		}
+	}
+	add("nodes / shards", "max/mean load", lowerWins, FormatRatio, hotGet(func(h *results.HotspotsVariant) float64 { return maxOverMean(h) }))
+	add("nodes / shards", "CV of load", lowerWins, FormatFloat, hotGet(func(h *results.HotspotsVariant) float64 {
+		if len(h.Nodes) == 0 {
+			return nan
+		}
+		return h.Balance.CV
+	}))
+	add("nodes / shards", "Gini of load", lowerWins, FormatFloat, hotGet(func(h *results.HotspotsVariant) float64 {
+		if len(h.Nodes) == 0 {
+			return nan
+		}
+		return h.Balance.Gini
+	}))
+	add("nodes / shards", "nodes over 30%", lowerWins, func(v float64) string { return fmt.Sprintf("%.0f", v) }, hotGet(func(h *results.HotspotsVariant) float64 {
+		if len(h.Nodes) == 0 {
+			return nan
+		}
+		return float64(len(overList(h)))
+	}))
+	add("partitions", "hottest partition share", lowerWins, FormatPct, hotGet(func(h *results.HotspotsVariant) float64 {
+		p, _ := hottest(h)
+		if p == nil {
+			return nan
+		}
+		return p.Share
+	}))
+	add("partitions", "largest projected size", lowerWins, FormatBytes, hotGet(func(h *results.HotspotsVariant) float64 {
+		big, _ := largestProjection(h)
+		if big == nil {
+			return nan
+		}
+		return float64(big.ProjectedBytes)
+	}))
+	add("partitions", "projections over limit", lowerWins, func(v float64) string { return fmt.Sprintf("%.0f", v) }, hotGet(func(h *results.HotspotsVariant) float64 {
+		big, over := largestProjection(h)
+		if big == nil {
+			return nan
+		}
+		return float64(over)
+	}))
+	for _, e := range entities(sides) {
+		e := e
+		// The side's busiest table of the entity stands for it.
+		tableOf := func(h *results.HotspotsVariant) *results.TableHotspots {
+			var best *results.TableHotspots
+			for i := range h.Tables {
+				t := &h.Tables[i]
+				if entityOf(*t) == e && (best == nil || t.Ops > best.Ops) {
+					best = t
+				}
+			}
+			return best
+		}
+		group := "entity " + e
+		add(group, "hottest partition share", lowerWins, FormatPct, hotGet(func(h *results.HotspotsVariant) float64 {
+			t := tableOf(h)
+			if t == nil || len(t.Top) == 0 {
+				return nan
+			}
+			return t.Top[0].Share
+		}))
+		add(group, "top 1% of partitions take", lowerWins, FormatPct, hotGet(func(h *results.HotspotsVariant) float64 {
+			t := tableOf(h)
+			if t == nil {
+				return nan
+			}
+			return topShare(t, 0.01)
+		}))
+		add(group, "largest projected size", lowerWins, FormatBytes, hotGet(func(h *results.HotspotsVariant) float64 {
+			t := tableOf(h)
+			if t == nil {
+				return nan
+			}
+			var mx float64 = nan
+			for _, pr := range t.Projections {
+				if math.IsNaN(mx) || float64(pr.ProjectedBytes) > mx {
+					mx = float64(pr.ProjectedBytes)
+				}
+			}
+			return mx
+		}))
+	}
+	for _, op := range opNames(sides) {
+		op := op
+		latencyRows("operation "+op, func(s *side) *results.OpStats { return s.V.Op(op) })
+	}
+	return out
+}
+
+func (r *renderer) comparison() *compareView {
+	sides := r.sides
+	cv := &compareView{}
+	if len(sides) < 2 {
+		cv.Intro = "Only one variant: nothing to compare. Give several results directories, or one with several variants."
+		return cv
+	}
+	ms := comparisonMetrics(sides)
+	base := sides[0]
+	cv.Intro = fmt.Sprintf("Every figure of every variant. Lower wins for latency, error rates, late and dropped operations, hot-partition shares, node imbalance and projected sizes; higher wins for achieved throughput. Values within %g%% of the best tie. Changes are against %s (the first variant given): a percentage, or a factor (×, ÷) beyond twice.", tieTolerance*100, base.Label)
+	two := len(sides) == 2
+	h := []string{"figure"}
+	for _, s := range sides {
+		h = append(h, s.Label)
+	}
+	if two {
+		h = append(h, "Δ", "change")
+	}
+	h = append(h, "better")
+	t := &table{Head: heads(h...)}
+	for i := 1; i <= len(sides); i++ {
+		t.Head[i].Class = "num"
+	}
+	if two {
+		t.Head[3].Class, t.Head[4].Class = "num", "num"
+	}
+	wins := make([]int, len(sides))
+	ties := 0
+	group := ""
+	for _, m := range ms {
+		if m.Group != group {
+			group = m.Group
+			t.Rows = append(t.Rows, row{Group: group})
+		}
+		win, allTie := m.winners()
+		isWin := map[int]bool{}
+		for _, w := range win {
+			isWin[w] = true
+		}
+		cells := []cell{{Text: m.Name}}
+		for i, v := range m.Values {
+			c := num(m.Format(v))
+			if math.IsNaN(v) {
+				c.Class += " muted"
+			} else if isWin[i] && !allTie {
+				c.Class += " best"
+			}
+			if !two && i > 0 && !math.IsNaN(v) && !math.IsNaN(m.Values[0]) {
+				ch := FormatChange(m.Values[0], v)
+				c.Title = ch + " vs " + base.Label
+				c.Text += " (" + ch + ")"
+			}
+			cells = append(cells, c)
+		}
+		if two {
+			a, b := m.Values[0], m.Values[1]
+			d, dp := num("—"), num("—")
+			if !math.IsNaN(a) && !math.IsNaN(b) {
+				d = num(signed(m.Format, b-a))
+				dp = num(FormatChange(a, b))
+				if !near(a, b) {
+					cls := " better"
+					if float64(m.Better)*(b-a) < 0 {
+						cls = " worse"
+					}
+					d.Class += cls
+					dp.Class += cls
+				}
+			}
+			cells = append(cells, d, dp)
+		}
+		verdict := cell{Text: "—", Class: "muted"}
+		switch {
+		case allTie:
+			verdict = cell{Text: "tie"}
+			ties++
+		case len(win) > 0:
+			var names []string
+			for _, w := range win {
+				names = append(names, sides[w].Label)
+				wins[w]++
+			}
+			verdict = cell{Text: strings.Join(names, ", "), Class: "good"}
+			if len(win) > 1 {
+				verdict.Text = "tie: " + verdict.Text
+			}
+		}
+		cells = append(cells, verdict)
+		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	cv.Table = t
+	score := &table{Caption: "How many figures each variant wins (a figure shared by several variants within 1% counts for each; a tie among all counts for none). A count, not a verdict: one p99.9 can matter more than ten medians.", Head: heads("variant", "figures won", "figures measured")}
+	score.Head[1].Class, score.Head[2].Class = "num", "num"
+	for i, s := range sides {
+		measured := 0
+		for _, m := range ms {
+			if !math.IsNaN(m.Values[i]) {
+				measured++
+			}
+		}
+		score.Rows = append(score.Rows, row{Cells: []cell{sideCell(s), num(fmt.Sprint(wins[i])), num(fmt.Sprint(measured))}})
+	}
+	score.Rows = append(score.Rows, row{Cells: []cell{{Text: "ties among all"}, num(fmt.Sprint(ties)), num(fmt.Sprint(len(ms)))}})
+	cv.Score = score
+	return cv
+}
+
+// signed formats a difference with an explicit sign.
+func signed(format func(float64) string, d float64) string {
+	if d > 0 {
+		return "+" + format(d)
+	}
+	if d == 0 {
+		return "0"
+	}
+	return format(d) // the formatters print the minus sign
+}

@@ -1,0 +1,117 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/shardbench/shardbench/internal/results"
+)
+
+// WriteText prints the end-of-run summary for a terminal: per variant the achieved and
+// target rate, response-time percentiles and errors; then, when the hot-partition analysis
+// is there, each variant's hottest partition with its share and its most loaded node or
+// shard against the mean. hot may be nil.
+func WriteText(w io.Writer, sum *results.Summary, hot *results.Hotspots) error {
+	if sum == nil {
+		return nil
+	}
+	anyLat := false
+	for _, v := range sum.Variants {
+		anyLat = anyLat || v.Totals.Response.Count > 0 || v.Totals.Completed > 0
+	}
+	if anyLat || hot == nil {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "variant\tachieved/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tlate\tdropped\t")
+		for _, v := range sum.Variants {
+			t := v.Totals
+			name := v.Name
+			if v.Interrupted {
+				name += " (partial)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name,
+				FormatCount(t.AchievedRate), FormatCount(t.TargetRate),
+				textMs(t.Response.P50, t.Response.Count), textMs(t.Response.P99, t.Response.Count), textMs(t.Response.P999, t.Response.Count), textMs(t.Response.Max, t.Response.Count),
+				textErrors(t), FormatCount(float64(t.Late)), FormatCount(float64(t.Dropped)))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if hot != nil && len(hot.Variants) > 0 {
+		fmt.Fprintln(w, "hot spots:")
+		for i := range hot.Variants {
+			hv := &hot.Variants[i]
+			fmt.Fprintf(w, "  %s: %s\n", hv.Variant, hotLine(hv))
+		}
+	}
+	for _, v := range sum.Variants {
+		for _, cls := range sortedKeys(v.ErrorExamples) {
+			if msgs := v.ErrorExamples[cls]; len(msgs) > 0 {
+				fmt.Fprintf(w, "%s: %s errors (%s), e.g. %s\n", v.Name, cls, FormatCount(float64(v.Totals.Errors[cls])), truncate(msgs[0], 200))
+			}
+		}
+	}
+	return nil
+}
+
+func textMs(ms float64, count int64) string {
+	if count == 0 {
+		return "-"
+	}
+	return FormatMs(ms)
+}
+
+func textErrors(t results.OpStats) string {
+	var n int64
+	for _, c := range t.Errors {
+		n += c
+	}
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%s (%s)", FormatCount(float64(n)), FormatPct(t.ErrorRate))
+}
+
+// hotLine is one variant's hot-partition verdict in words.
+func hotLine(hv *results.HotspotsVariant) string {
+	var parts []string
+	if p, t := hottest(hv); p != nil {
+		parts = append(parts, fmt.Sprintf("hottest partition %s %s takes %s of its table (%s ops)", shortTable(t.Table), truncate(p.Key, 60), FormatPct(p.Share), FormatCount(float64(p.Ops))))
+	} else {
+		parts = append(parts, "no partition data")
+	}
+	if n := busiestNode(hv); n != nil {
+		word := "node"
+		if hv.Database == "mongodb" {
+			word = "shard"
+		}
+		mm := maxOverMean(hv)
+		s := fmt.Sprintf("busiest %s %s at %s the mean", word, n.Node, FormatRatio(mm))
+		if !math.IsNaN(mm) {
+			s += fmt.Sprintf(" (%s)", FormatDeviation(mm-1))
+		}
+		if over := overList(hv); len(over) > 0 {
+			s += fmt.Sprintf("; %d %s(s) break the 30%% rule", len(over), word)
+		} else {
+			s += "; all within 30%"
+		}
+		parts = append(parts, s)
+	}
+	if big, over := largestProjection(hv); big != nil && over > 0 {
+		parts = append(parts, fmt.Sprintf("%d partition(s) projected over the size limit (largest %s)", over, FormatBytes(float64(big.ProjectedBytes))))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
