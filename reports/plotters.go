@@ -123,6 +123,19 @@ func chartImage(p *plot.Plot, legend []legendEntry) ([]byte, error) {
 	dc := draw.New(c)
 	// White margin around everything.
 	dc = draw.Crop(dc, vg.Points(6), -vg.Points(10), vg.Points(4), -vg.Points(4))
+	// The title spans the whole image (the plot's own would centre over the plot area
+	// beside the legend, and get clipped when long).
+	if title := p.Title.Text; title != "" {
+		sty := p.Title.TextStyle
+		for sty.Width(title) > dc.Max.X-dc.Min.X && len([]rune(title)) > 10 {
+			title = truncate(title, len([]rune(title))-2)
+		}
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y}, title)
+		dc = draw.Crop(dc, 0, 0, 0, -(sty.Height(title) + p.Title.Padding))
+		defer func(t string) { p.Title.Text = t }(p.Title.Text)
+		p.Title.Text = ""
+	}
 	if len(legend) > 0 {
 		l := plot.NewLegend()
 		size := vg.Length(legendSize)
@@ -142,12 +155,7 @@ func chartImage(p *plot.Plot, legend []legendEntry) ([]byte, error) {
 		w = min(w, chartW*0.38)
 		left := draw.Crop(dc, 0, -w, 0, 0)
 		p.Draw(left)
-		// Align the legend's top with the data area's top (below the title).
-		top := vg.Length(0)
-		if p.Title.Text != "" {
-			top = p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
-		}
-		l.Draw(draw.Crop(dc, dc.Max.X-dc.Min.X-w+vg.Points(8), 0, 0, -top-vg.Points(4)))
+		l.Draw(draw.Crop(dc, dc.Max.X-dc.Min.X-w+vg.Points(8), 0, 0, -vg.Points(4)))
 	} else {
 		p.Draw(dc)
 	}
@@ -577,11 +585,22 @@ type secondsTicks struct{}
 func (secondsTicks) Ticks(lo, hi float64) []plot.Tick {
 	if hi-lo > 120 {
 		// Whole minutes when the axis spans minutes.
-		ts := niceTicks(lo/60, hi/60, 6, func(v float64) string { return FormatSeconds(v * 60) })
+		ts := niceTicks(lo/60, hi/60, 6, func(v float64) string { return tickSeconds(v * 60) })
 		for i := range ts {
 			ts[i].Value *= 60
 		}
 		return ts
 	}
-	return niceTicks(lo, hi, 6, FormatSeconds)
+	return niceTicks(lo, hi, 6, tickSeconds)
+}
+
+// tickSeconds prints a time axis label: 45s, 1m, 1m30s, 2h.
+func tickSeconds(s float64) string {
+	switch {
+	case s >= 3600 && math.Mod(s, 3600) == 0:
+		return fmt.Sprintf("%.0fh", s/3600)
+	case s >= 60 && math.Mod(s, 60) == 0:
+		return fmt.Sprintf("%.0fm", s/60)
+	}
+	return FormatSeconds(s)
 }

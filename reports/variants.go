@@ -9,7 +9,7 @@ import (
 )
 
 // maxServerMetrics caps the server-side series charts per variant.
-const maxServerMetrics = 4
+const maxServerMetrics = 3
 
 func (r *renderer) variants() ([]variantView, error) {
 	picked, _ := chartedSides(r.sides, r.opts.MaxVariantCharts)
