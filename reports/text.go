@@ -24,14 +24,22 @@ func WriteText(w io.Writer, sum *results.Summary, hot *results.Hotspots) error {
 		anyLat = anyLat || v.Totals.Response.Count > 0 || v.Totals.Completed > 0
 	}
 	if anyLat || hot == nil {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "variant\tachieved/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tlate\tdropped\t")
-		for _, v := range sum.Variants {
-			t := v.Totals
-			name := v.Name
+		// Numbers right-aligned; names padded to one width so they read left-aligned.
+		names := make([]string, len(sum.Variants))
+		width := len("variant")
+		for i, v := range sum.Variants {
+			names[i] = v.Name
 			if v.Interrupted {
-				name += " (partial)"
+				names[i] += " (partial)"
 			}
+			width = max(width, len([]rune(names[i])))
+		}
+		pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, pad("variant")+"\tachieved/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tlate\tdropped\t")
+		for i, v := range sum.Variants {
+			t := v.Totals
+			name := pad(names[i])
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name,
 				FormatCount(t.AchievedRate), FormatCount(t.TargetRate),
 				textMs(t.Response.P50, t.Response.Count), textMs(t.Response.P99, t.Response.Count), textMs(t.Response.P999, t.Response.Count), textMs(t.Response.Max, t.Response.Count),
