@@ -32,6 +32,8 @@ type RunOptions struct {
 	SeedSet      bool
 	Quiet        bool
 	NoReport     bool
+	// Recreate drops and recreates each variant's schema on real databases.
+	Recreate bool
 	// Gate evaluates SLO rules at the end of the run: gateScenario (--gate alone) for the
 	// scenario's slo section, else a rules file (--gate=FILE). GateStrict fails on skipped
 	// checks; JUnit writes the checks as JUnit XML.
@@ -44,9 +46,6 @@ type RunOptions struct {
 	// spinBelow is passed to the engine (tests under synctest set -1).
 	spinBelow time.Duration
 }
-
-// backendNames lists the backends `--backend` accepts.
-var backendNames = []string{"null", "delay"}
 
 func newRunCmd(io *IO, runF func(*RunOptions) error) *cobra.Command {
 	opts := &RunOptions{IO: io}
@@ -86,13 +85,14 @@ the exit code is then 1.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Backend, "backend", "b", "null", "backend: "+strings.Join(backendNames, ", "))
+	f.StringVarP(&opts.Backend, "backend", "b", "null", "backend: "+strings.Join(backendNames(), ", "))
 	f.StringVar(&opts.Target, "target", "", "database to connect to, e.g. cassandra://host1,host2:9042?dc=dc1 or mongodb://host:27017 (credentials from the environment, never the URL)")
 	f.StringVarP(&opts.Out, "out", "o", "", "results directory (default results/<scenario>-<time>)")
 	f.DurationVar(&opts.Duration, "duration", 0, "scale every phase so the schedule lasts this long")
 	f.Float64Var(&opts.RateScale, "rate-scale", 0, "multiply every rate (0.1 = a tenth of the traffic)")
 	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing while running")
+	f.BoolVar(&opts.Recreate, "recreate", false, "real databases: drop and recreate each variant's keyspace or database before the run")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
 	f.StringVar(&opts.Gate, "gate", "", "check the scenario's slo section at the end (exit 1 if a check fails); --gate=FILE checks the rules in FILE")
 	f.Lookup("gate").NoOptDefVal = gateScenario
@@ -105,8 +105,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if !contains(backendNames, opts.Backend) {
-		return usageErrorf("unknown backend %q (choose from %s)", opts.Backend, strings.Join(backendNames, ", "))
+	if backendOpeners[opts.Backend] == nil {
+		return usageErrorf("unknown backend %q (choose from %s)", opts.Backend, strings.Join(backendNames(), ", "))
 	}
 	ov := runOverrides{Duration: opts.Duration, RateScale: opts.RateScale}
 	if opts.SeedSet {
@@ -143,16 +143,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, v := range variants {
-			if v.Backend != nil {
-				v.Backend.Close()
-			}
-			if v.Virtual != nil {
-				v.Virtual.Close()
-			}
-		}
-	}()
+	defer closeVariants(variants)
 
 	ctx, stop, hardStop := interruptContext(ctx, opts.signals)
 	defer stop()
@@ -197,26 +188,37 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	return nil
 }
 
-// openBackends opens one backend per variant.
+// openBackends opens one backend per variant. On error the backends already opened are
+// closed.
 func openBackends(ctx context.Context, opts *RunOptions, in *runInput) ([]engine.Variant, results.BackendInfo, error) {
 	info := results.BackendInfo{Name: opts.Backend}
+	open := backendOpeners[opts.Backend]
 	var out []engine.Variant
-	for _, spec := range in.Variants {
+	for i, spec := range in.Variants {
 		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params}
-		switch opts.Backend {
-		case "null":
-			v.Backend = backend.Null()
-		case "delay":
-			o, err := backend.ParseDelayOptions(in.Scenario.Backends["delay"])
-			if err != nil {
-				return nil, info, usageError(err)
-			}
-			v.Backend = backend.NewDelay(o)
-			info.Details = map[string]string{"latency": o.Latency.String(), "distribution": o.Distribution}
+		cfg := backend.Config{
+			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
+			VariantIndex: i, Target: opts.Target, Options: in.Scenario.Backends[opts.Backend],
+			Recreate: opts.Recreate, Log: opts.IO.ErrOut,
+		}
+		if err := open(ctx, cfg, &v, &info); err != nil {
+			closeVariants(out)
+			return nil, info, err
 		}
 		out = append(out, v)
 	}
 	return out, info, nil
+}
+
+func closeVariants(vs []engine.Variant) {
+	for _, v := range vs {
+		if v.Backend != nil {
+			v.Backend.Close()
+		}
+		if v.Virtual != nil {
+			v.Virtual.Close()
+		}
+	}
 }
 
 // interruptContext cancels ctx on the first SIGINT/SIGTERM (with the signal as the cause)
