@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/results"
+)
+
+// The binary as CI uses it: a shipped scenario with every seed design, gated by a rules
+// file, exit 0 when the rules hold and 1 when one fails, the results kept either way.
+func TestRunShippedScenarioWithGateBinary(t *testing.T) {
+	bin := buildBinary(t)
+	tmp := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pass := write("pass.yaml", "- all achieved_ratio >= 0.9\n- \"* error_rate == 0\"\n- sessions.read p50 < 2s\n")
+	fail := write("fail.yaml", "- all achieved_ratio >= 0.9\n- sessions.read p50 < 1us\n")
+	scenario := filepath.Join("..", "..", "scenarios", "smoke.yaml")
+	// 2 s at 500 ops/s over 25 operation types: about 40 samples per operation, enough for
+	// the gate's small-sample rule to judge a p50 (it needs 20).
+
+	t.Run("pass", func(t *testing.T) {
+		out := filepath.Join(tmp, "pass")
+		junit := filepath.Join(tmp, "pass.xml")
+		r := execBin(t, bin, "run", scenario, "--backend", "delay", "--duration", "2s", "--rate-scale", "5", "--quiet", "--no-report",
+			"--out", out, "--gate="+pass, "--junit", junit)
+		r.expect(t, 0, []string{"PASS  [seed000] all achieved_ratio >= 0.9", "PASS  [seed004] sessions.read p50 < 2s", ": PASS"}, nil)
+		if strings.Contains(r.stdout, "FAIL ") || strings.Contains(r.stdout, "SKIP ") {
+			t.Errorf("no check may fail or be skipped:\n%s", r.stdout)
+		}
+		sum, err := results.Read(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sum.Complete || len(sum.Variants) < 6 {
+			t.Errorf("summary: complete=%v, %d variants (smoke lists 6 designs)", sum.Complete, len(sum.Variants))
+		}
+		for _, v := range sum.Variants {
+			if v.Totals.Completed == 0 || len(v.Totals.Errors) != 0 {
+				t.Errorf("variant %s: %d completed, errors %v", v.Name, v.Totals.Completed, v.Totals.Errors)
+			}
+		}
+		rep, err := results.ReadGate(out)
+		if err != nil || rep == nil || rep.Verdict != "pass" || rep.Failed != 0 || rep.Passed == 0 {
+			t.Errorf("gate.json: %+v %v", rep, err)
+		}
+		if _, err := os.Stat(junit); err != nil {
+			t.Errorf("junit: %v", err)
+		}
+	})
+	t.Run("fail", func(t *testing.T) {
+		out := filepath.Join(tmp, "fail")
+		r := execBin(t, bin, "run", scenario, "--backend", "delay", "--duration", "2s", "--rate-scale", "5", "--quiet", "--no-report",
+			"--out", out, "--gate="+fail)
+		r.expect(t, 1, []string{"FAIL  [seed000] sessions.read p50 < 1us", ": FAIL"}, []string{"check"})
+		if _, err := results.Read(out); err != nil {
+			t.Errorf("the results must be kept when the gate fails: %v", err)
+		}
+		rep, err := results.ReadGate(out)
+		if err != nil || rep == nil || rep.Verdict != "fail" {
+			t.Errorf("gate.json: %+v %v", rep, err)
+		}
+	})
+}
+
+// SIGTERM to the binary mid-run: it stops scheduling, drains, writes what it measured and
+// exits 1, promptly.
+func TestRunBinaryFlushesOnSIGTERM(t *testing.T) {
+	bin := buildBinary(t)
+	out := filepath.Join(t.TempDir(), "res")
+	cmd := exec.Command(bin, "run", filepath.Join("..", "..", "scenarios", "smoke.yaml"), "--backend", "delay",
+		"--duration", "60s", "--no-report", "--out", out)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the first variant has run for a while (the first checkpoint is written
+	// after 5 s; a second is enough to have measured something).
+	time.Sleep(2 * time.Second)
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	took := time.Since(sent)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("want exit 1 after SIGTERM, got %v\nstderr:\n%s", err, se.String())
+	}
+	if took > 15*time.Second {
+		t.Errorf("took %s to stop after SIGTERM", took)
+	}
+	if !strings.Contains(se.String(), "SIGTERM") || !strings.Contains(se.String(), out) {
+		t.Errorf("stderr should say why it stopped and where the results are:\n%s", se.String())
+	}
+	sum, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Complete || !strings.Contains(sum.Interrupted, "SIGTERM") {
+		t.Errorf("summary: complete=%v interrupted=%q", sum.Complete, sum.Interrupted)
+	}
+	var done int64
+	for _, v := range sum.Variants {
+		done += v.Totals.Completed
+	}
+	// 100 ops/s for about 2 s: the operations measured before the signal are all there.
+	if done < 100 {
+		t.Errorf("only %d operations kept; about 200 ran before SIGTERM", done)
+	}
+}
