@@ -1,0 +1,416 @@
+// Package mongo is the real MongoDB backend: it drives a design's MongoDB accesses through
+// mongo-driver v2 against a mongos, a replica set, a standalone mongod or a wire-compatible
+// server (FerretDB); sets up each variant's database (collections, $jsonSchema validators,
+// indexes and, on a mongos, enableSharding/shardCollection with presplitting); says which
+// design features the server could not apply instead of failing; attributes operations to
+// servers (command monitoring) and, on a mongos, to shards (config.chunks and the
+// placement code); and writes the server's own figures to server.json.
+//
+// Only this package (and internal/backend/cassandra) imports a database driver.
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// Backend runs one variant's operations against MongoDB.
+type Backend struct {
+	cfg     backend.Config
+	opts    Options
+	target  target
+	client  *mongo.Client
+	db      *mongo.Database
+	dbName  string
+	dep     Deployment
+	mon     *monitor
+	conv    converter
+	timeout time.Duration
+
+	// colls holds one collection handle per step: its read preference, write concern and
+	// read concern as the design says.
+	colls map[*design.Step]*mongo.Collection
+	// notes are what the user must know to read the numbers (features not applied).
+	notes []string
+	// routing is the mongos chunk attribution (nil elsewhere).
+	routing *routing
+	before  serverSnapshot
+
+	accPool sync.Pool
+	// foreign counts operations with steps on another database (mixed designs).
+	foreign atomic.Int64
+	found   atomic.Int64
+	missed  atomic.Int64
+}
+
+// Option changes how Open builds the backend (tests watch the wire with it).
+type Option func(*openSettings)
+
+type openSettings struct {
+	onCommand func(*event.CommandStartedEvent)
+}
+
+// WithCommandStarted calls f for every command the driver sends (command monitoring),
+// setup commands included. f must be safe for concurrent use.
+func WithCommandStarted(f func(*event.CommandStartedEvent)) Option {
+	return func(s *openSettings) { s.onCommand = f }
+}
+
+// Open connects, detects the deployment, sets up the variant's database and returns the
+// backend. Errors in backends.mongo are returned as *yamlx errors (usage); an unreachable
+// server as an error naming the (redacted) target.
+func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, error) {
+	var set openSettings
+	for _, o := range opt {
+		o(&set)
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	o, err := ParseOptions(cfg.Options)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	if cfg.Plan == nil || cfg.Variant == nil || cfg.Plan.Design.MongoDB == nil {
+		name := "the scenario"
+		if cfg.Variant != nil {
+			name = "variant " + cfg.Variant.Name + " (design " + cfg.Plan.Design.Name + ")"
+		}
+		return nil, &UsageError{fmt.Errorf("%s has no mongodb section: the mongo backend runs MongoDB designs only (use --backend cassandra or sim for it, or a scenario listing MongoDB designs)", name)}
+	}
+	t, err := parseTarget(cfg.Target, o.PasswordFile)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(set.onCommand), colls: map[*design.Step]*mongo.Collection{}}
+	b.timeout = 5 * time.Second
+	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
+		b.timeout = cfg.Scenario.Load.Timeout
+	}
+	pool := o.PoolSize
+	if pool == 0 && cfg.Scenario != nil {
+		pool = cfg.Scenario.Load.MaxInFlight
+	}
+	sel := o.ServerSelectionTimeout
+	if sel == 0 {
+		sel = b.timeout
+	}
+	co := options.Client().ApplyURI(t.uri).
+		SetAppName("shardbench").
+		SetMonitor(b.mon.event()).
+		SetConnectTimeout(o.ConnectTimeout).
+		SetServerSelectionTimeout(sel)
+	if pool > 0 {
+		co.SetMaxPoolSize(uint64(pool))
+	}
+	if t.user != "" {
+		cred := options.Credential{Username: t.user, Password: t.password, PasswordSet: t.hasPass}
+		if co.Auth != nil { // authSource / authMechanism from the URI
+			cred.AuthSource, cred.AuthMechanism, cred.AuthMechanismProperties = co.Auth.AuthSource, co.Auth.AuthMechanism, co.Auth.AuthMechanismProperties
+		}
+		co.SetAuth(cred)
+	}
+	if err := co.Validate(); err != nil {
+		return nil, &UsageError{fmt.Errorf("--target %s: %s", t.redacted, b.redact(err.Error()))}
+	}
+	b.client, err = mongo.Connect(co)
+	if err != nil {
+		return nil, fmt.Errorf("mongo %s: %s", t.redacted, b.redact(err.Error()))
+	}
+	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	b.dep, err = detect(cctx, b.client)
+	if err != nil {
+		b.client.Disconnect(context.Background())
+		return nil, fmt.Errorf("mongo %s: no answer to hello within %s: %s", t.redacted, o.ConnectTimeout, b.redact(err.Error()))
+	}
+	if b.dep.Kind == KindFerretDB {
+		b.conv.decimalAsDouble = true
+		b.note("FerretDB has no decimal128 (it drops the connection on one): decimal fields are sent as doubles")
+	}
+	b.dbName = databaseName(o.Database, cfg.Plan.Design.MongoDB.Database, cfg.Variant.Name)
+	b.db = b.client.Database(b.dbName)
+	b.logf("variant %s → database %s on %s (%s)", cfg.Variant.Name, b.dbName, t.redacted, b.dep)
+	if err := b.setup(ctx); err != nil {
+		b.client.Disconnect(context.Background())
+		return nil, fmt.Errorf("mongo %s: setting up %s: %s", t.redacted, b.dbName, b.redact(err.Error()))
+	}
+	if err := b.handles(); err != nil {
+		b.client.Disconnect(context.Background())
+		return nil, &UsageError{err}
+	}
+	if o.Load.Ops > 0 {
+		if err := b.load(ctx); err != nil {
+			b.client.Disconnect(context.Background())
+			return nil, err
+		}
+	}
+	b.before = b.snapshot(ctx)
+	b.mon.reset()
+	return b, nil
+}
+
+// UsageError marks bad input (backends.mongo, --target): the CLI exits 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// databaseName gives each variant its own database: the design's name (or the
+// backends.mongo.database prefix) and a hash of the variant's name, so variants of a sweep
+// never share data and a rerun of the same variant finds its own.
+func databaseName(prefix, designDB, variant string) string {
+	if prefix == "" {
+		prefix = designDB
+	}
+	h := fnv.New32a()
+	h.Write([]byte(variant))
+	suffix := fmt.Sprintf("_%08x", h.Sum32())
+	if len(prefix)+len(suffix) > 63 {
+		prefix = prefix[:63-len(suffix)]
+	}
+	return prefix + suffix
+}
+
+func (b *Backend) logf(format string, args ...any) {
+	fmt.Fprintf(b.cfg.Log, "mongo: "+format+"\n", args...)
+}
+
+// note records something the results must show, and tells the user now.
+func (b *Backend) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	b.notes = append(b.notes, s)
+	b.logf("%s", s)
+}
+
+// redact removes the password (should a driver message ever carry it) from text.
+func (b *Backend) redact(s string) string {
+	if b.target.password != "" {
+		s = strings.ReplaceAll(s, b.target.password, "***")
+	}
+	return s
+}
+
+// handles builds one collection handle per step with its read preference, write concern
+// and read concern.
+func (b *Backend) handles() error {
+	m := b.cfg.Plan.Model
+	for i := range m.Ops {
+		for _, s := range b.cfg.Plan.Steps(i) {
+			if s.Database != design.MongoDB || b.colls[s] != nil {
+				continue
+			}
+			co := options.Collection()
+			if s.Kind.IsWrite() {
+				wc, err := writeConcern(s.WriteConcern)
+				if err != nil {
+					return fmt.Errorf("%s step %d: %v", s.Op, s.Index, err)
+				}
+				co.SetWriteConcern(wc)
+			} else {
+				rp, err := readPref(s.ReadPref)
+				if err != nil {
+					return fmt.Errorf("%s step %d: %v", s.Op, s.Index, err)
+				}
+				co.SetReadPreference(rp)
+				if s.ReadConcern != "" && s.ReadConcern != "local" {
+					co.SetReadConcern(&readconcern.ReadConcern{Level: s.ReadConcern})
+				}
+			}
+			b.colls[s] = b.db.Collection(s.Target, co)
+		}
+	}
+	return nil
+}
+
+func readPref(p design.ReadPref) (*readpref.ReadPref, error) {
+	mode := p.Mode
+	if mode == "" {
+		mode = "primary"
+	}
+	m, err := readpref.ModeFromString(mode)
+	if err != nil {
+		return nil, err
+	}
+	var ro []readpref.Option
+	if p.MaxStaleness > 0 {
+		ro = append(ro, readpref.WithMaxStaleness(p.MaxStaleness))
+	}
+	return readpref.New(m, ro...)
+}
+
+func writeConcern(w design.WriteConcern) (*writeconcern.WriteConcern, error) {
+	wc := &writeconcern.WriteConcern{Journal: w.J}
+	switch {
+	case w.W == "":
+		wc.W = "majority"
+	case w.W == "majority":
+		wc.W = "majority"
+	default:
+		var n int
+		if _, err := fmt.Sscanf(w.W, "%d", &n); err != nil || fmt.Sprint(n) != w.W {
+			wc.W = w.W // a tag set name
+		} else {
+			wc.W = n
+		}
+	}
+	return wc, nil
+}
+
+// Execute runs the operation's MongoDB accesses in order; the first failure ends it.
+func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome {
+	accp, _ := b.accPool.Get().(*[]design.Access)
+	if accp == nil {
+		accp = new([]design.Access)
+	}
+	defer b.accPool.Put(accp)
+	acc := b.cfg.Plan.Accesses(op, (*accp)[:0])
+	*accp = acc
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	for i := range acc {
+		a := &acc[i]
+		if a.Step.Database != design.MongoDB {
+			b.foreign.Add(1)
+			return backend.Outcome{Class: metrics.NotSupported, Err: fmt.Errorf("%s step %d runs on %s: the mongo backend runs only the design's MongoDB steps", a.Step.Op, a.Step.Index, a.Step.Database)}
+		}
+		if b.routing != nil {
+			b.routing.attribute(a, op)
+		}
+		if err := b.run(ctx, a, op); err != nil {
+			return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.redact(fmt.Sprintf("%s %s.%s: %v", a.Step.Op, a.Step.Target, a.Step.Statement, err)))}
+		}
+	}
+	return backend.Outcome{}
+}
+
+// run sends one access's command.
+func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) error {
+	cmd := a.Mongo(op)
+	if cmd == nil {
+		return fmt.Errorf("no MongoDB command for %s", a.Step)
+	}
+	coll := b.colls[a.Step]
+	filter := b.conv.doc(cmd.Filter)
+	if filter == nil {
+		filter = bson.D{}
+	}
+	switch cmd.Op {
+	case "insertOne":
+		_, err := coll.InsertOne(ctx, b.conv.doc(cmd.Document))
+		return err
+	case "updateOne":
+		uo := options.UpdateOne()
+		if cmd.Upsert {
+			uo.SetUpsert(true)
+		}
+		_, err := coll.UpdateOne(ctx, filter, b.conv.doc(cmd.Update), uo)
+		return err
+	case "deleteOne":
+		_, err := coll.DeleteOne(ctx, filter)
+		return err
+	case "findOne":
+		fo := options.FindOne()
+		if cmd.Sort != nil {
+			fo.SetSort(b.conv.doc(cmd.Sort))
+		}
+		err := coll.FindOne(ctx, filter, fo).Err()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			b.missed.Add(1)
+			return nil
+		}
+		if err == nil {
+			b.found.Add(1)
+		}
+		return err
+	case "find":
+		fo := options.Find()
+		if cmd.Sort != nil {
+			fo.SetSort(b.conv.doc(cmd.Sort))
+		}
+		if cmd.Limit > 0 {
+			fo.SetLimit(cmd.Limit)
+		}
+		cur, err := coll.Find(ctx, filter, fo)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for cur.Next(ctx) {
+			n++
+		}
+		err = cur.Err()
+		cur.Close(context.WithoutCancel(ctx))
+		if n == 0 {
+			b.missed.Add(1)
+		} else {
+			b.found.Add(1)
+		}
+		return err
+	}
+	return fmt.Errorf("unknown MongoDB request %q", cmd.Op)
+}
+
+// Close disconnects.
+func (b *Backend) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return b.client.Disconnect(ctx)
+}
+
+// Database is the variant's database name.
+func (b *Backend) Database() string { return b.dbName }
+
+// Deployment is what Open found.
+func (b *Backend) Deployment() Deployment { return b.dep }
+
+// Notes lists the design features the server did not apply, and other things the results
+// must say.
+func (b *Backend) Notes() []string { return append([]string(nil), b.notes...) }
+
+// Describe says what the backend talks to, for the summary.
+func (b *Backend) Describe() backend.Info {
+	d := map[string]string{
+		"deployment": b.dep.Kind,
+		"database":   b.dbName,
+		"pool_size":  fmt.Sprint(b.poolSize()),
+		"timeout":    b.timeout.String(),
+	}
+	if b.dep.SetName != "" {
+		d["replica_set"] = b.dep.SetName
+	}
+	if len(b.notes) > 0 {
+		d["not_applied"] = fmt.Sprint(len(b.notes), " design feature(s): see the variant's notes")
+	}
+	return backend.Info{Name: "mongo", Target: b.target.redacted, Server: b.dep.String(), Details: d}
+}
+
+func (b *Backend) poolSize() int {
+	if b.opts.PoolSize > 0 {
+		return b.opts.PoolSize
+	}
+	if b.cfg.Scenario != nil {
+		return b.cfg.Scenario.Load.MaxInFlight
+	}
+	return 100
+}

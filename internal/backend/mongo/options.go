@@ -1,0 +1,167 @@
+package mongo
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/yamlx"
+)
+
+// Options are the scenario's backends.mongo section.
+type Options struct {
+	Loc yamlx.Loc
+	// PoolSize is the driver's maxPoolSize per server (default: the scenario's
+	// max_in_flight, so the driver never queues operations out of sight of the engine).
+	PoolSize int `yaml:"pool_size,omitempty"`
+	// ConnectTimeout bounds connecting and the first server selection (default 10s).
+	ConnectTimeout time.Duration `yaml:"connect_timeout,omitempty"`
+	// ServerSelectionTimeout bounds how long an operation waits for a suitable server
+	// (default: the scenario's operation timeout).
+	ServerSelectionTimeout time.Duration `yaml:"server_selection_timeout,omitempty"`
+	// Database overrides the design's database name as the prefix of each variant's
+	// database (<prefix>_<hash of the variant name>).
+	Database string `yaml:"database,omitempty"`
+	// PasswordFile holds the password (first line); the user name comes from
+	// SHARDBENCH_MONGODB_USERNAME or the target. SHARDBENCH_MONGODB_PASSWORD_FILE overrides it.
+	PasswordFile string `yaml:"password_file,omitempty"`
+	// Shard: apply the design's sharding on a mongos (default true); false measures an
+	// unsharded layout on the same cluster.
+	Shard *bool `yaml:"shard,omitempty"`
+	// Load pre-populates the variant's database before measuring: the first N operations
+	// of the scenario's own stream run their write steps (inserts and upserts), unmeasured,
+	// so reads find documents (0: no load phase).
+	Load LoadOptions `yaml:"load,omitempty"`
+}
+
+// LoadOptions configure the load phase.
+type LoadOptions struct {
+	Loc         yamlx.Loc
+	Ops         int `yaml:"ops,omitempty"`
+	Concurrency int `yaml:"concurrency,omitempty"`
+}
+
+// ParseOptions decodes and checks backends.mongo.
+func ParseOptions(raw yamlx.Raw) (Options, error) {
+	var o Options
+	var errs yamlx.Errors
+	if !raw.IsZero() {
+		errs.Append(raw.Decode(&o))
+	}
+	if o.PoolSize < 0 || o.PoolSize > 100_000 {
+		errs.AddAt(o.Loc, "pool_size", "must be between 1 and 100000, got %d", o.PoolSize)
+	}
+	if o.ConnectTimeout < 0 {
+		errs.AddAt(o.Loc, "connect_timeout", "must not be negative")
+	}
+	if o.ServerSelectionTimeout < 0 {
+		errs.AddAt(o.Loc, "server_selection_timeout", "must not be negative")
+	}
+	if o.Database != "" && strings.ContainsAny(o.Database, "/\\. \"$*<>:|?") {
+		errs.AddAt(o.Loc, "database", "%q is not a valid MongoDB database name", o.Database)
+	}
+	if o.Load.Ops < 0 {
+		errs.AddAt(o.Load.Loc, "ops", "must not be negative")
+	}
+	if o.Load.Concurrency < 0 {
+		errs.AddAt(o.Load.Loc, "concurrency", "must not be negative")
+	}
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = 10 * time.Second
+	}
+	if o.Load.Concurrency == 0 {
+		o.Load.Concurrency = 16
+	}
+	return o, errs.Err()
+}
+
+// DefaultTarget is where the backend connects without --target.
+const DefaultTarget = "mongodb://127.0.0.1:27017/"
+
+// Environment variables holding credentials (never the command line or scenario).
+const (
+	EnvUsername     = "SHARDBENCH_MONGODB_USERNAME"
+	EnvPassword     = "SHARDBENCH_MONGODB_PASSWORD"
+	EnvPasswordFile = "SHARDBENCH_MONGODB_PASSWORD_FILE"
+)
+
+// target is a parsed --target: the URI to connect with (credentials removed) and the
+// credentials found, kept apart so nothing prints them.
+type target struct {
+	uri      string // without user info
+	redacted string // for logs and results
+	user     string
+	password string
+	hasPass  bool
+}
+
+// parseTarget checks a mongodb:// or mongodb+srv:// target and gathers credentials from
+// the URI's user info (accepted, never shown), the environment or a password file.
+func parseTarget(s, passwordFile string) (target, error) {
+	if s == "" {
+		s = DefaultTarget
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return target{}, fmt.Errorf("--target %s: not a URI: %v", Redact(s), redactErr(err, s))
+	}
+	if u.Scheme != "mongodb" && u.Scheme != "mongodb+srv" {
+		return target{}, fmt.Errorf("--target %s: the mongo backend wants mongodb://host:port[,host:port]/?options or mongodb+srv://", Redact(s))
+	}
+	if u.Host == "" {
+		return target{}, fmt.Errorf("--target %s: no host", Redact(s))
+	}
+	t := target{}
+	if u.User != nil {
+		t.user = u.User.Username()
+		t.password, t.hasPass = u.User.Password()
+		u.User = nil
+	}
+	if v := os.Getenv(EnvUsername); v != "" {
+		t.user = v
+	}
+	if v, ok := os.LookupEnv(EnvPassword); ok {
+		t.password, t.hasPass = v, true
+	}
+	if f := os.Getenv(EnvPasswordFile); f != "" {
+		passwordFile = f
+	}
+	if passwordFile != "" {
+		b, err := os.ReadFile(passwordFile)
+		if err != nil {
+			return target{}, fmt.Errorf("password file: %v", err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		t.password, t.hasPass = strings.TrimRight(line, "\r"), true
+	}
+	if t.hasPass && t.user == "" {
+		return target{}, fmt.Errorf("a MongoDB password is set but no user name: set %s", EnvUsername)
+	}
+	t.uri = u.String()
+	t.redacted = t.uri
+	if t.user != "" {
+		t.redacted = strings.Replace(t.uri, "://", "://"+url.User(t.user).String()+":***@", 1)
+	}
+	return t, nil
+}
+
+// Redact removes the password from a MongoDB URI (for messages about bad input).
+func Redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		if i, j := strings.Index(s, "://"), strings.LastIndex(s, "@"); i >= 0 && j > i {
+			return s[:i+3] + "***@" + s[j+1:]
+		}
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "***")
+	}
+	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+}
+
+func redactErr(err error, secret string) string {
+	return strings.ReplaceAll(err.Error(), secret, Redact(secret))
+}
