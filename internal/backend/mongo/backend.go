@@ -144,7 +144,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 		b.client.Disconnect(context.Background())
 		return nil, fmt.Errorf("mongo %s: no answer to hello within %s: %s", t.redacted, o.ConnectTimeout, b.redact(err.Error()))
 	}
-	if b.dep.Kind == KindFerretDB {
+	if b.dep.FerretDB != "" {
 		b.conv.decimalAsDouble = true
 		b.note("FerretDB has no decimal128 (it drops the connection on one): decimal fields are sent as doubles")
 	}

@@ -42,15 +42,15 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 		return s
 	}
 	s.ok = true
-	if oc, ok := st["opcounters"].(bson.M); ok {
+	if oc, ok := docOf(st["opcounters"]); ok {
 		for k, v := range oc {
 			s.counters["opcounters."+k] = asInt(v)
 		}
 	}
-	if m, ok := st["metrics"].(bson.M); ok {
-		if cmds, ok := m["commands"].(bson.M); ok {
+	if m, ok := docOf(st["metrics"]); ok {
+		if cmds, ok := docOf(m["commands"]); ok {
 			for _, name := range counterCommands {
-				if c, ok := cmds[name].(bson.M); ok {
+				if c, ok := docOf(cmds[name]); ok {
 					s.counters["commands."+name+".total"] = asInt(c["total"])
 					s.counters["commands."+name+".failed"] = asInt(c["failed"])
 				}
@@ -71,15 +71,15 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 			}
 			cs := collStat{Coll: name}
 			cs.Shard, _ = d["shard"].(string)
-			if ss, ok := d["storageStats"].(bson.M); ok {
+			if ss, ok := docOf(d["storageStats"]); ok {
 				cs.Count, cs.Size, cs.Storage = asInt(ss["count"]), asInt(ss["size"]), asInt(ss["storageSize"])
 			}
-			if ls, ok := d["latencyStats"].(bson.M); ok {
+			if ls, ok := docOf(d["latencyStats"]); ok {
 				cs.HasLatency = true
-				if r, ok := ls["reads"].(bson.M); ok {
+				if r, ok := docOf(ls["reads"]); ok {
 					cs.Reads, cs.ReadUS = asInt(r["ops"]), asInt(r["latency"])
 				}
-				if w, ok := ls["writes"].(bson.M); ok {
+				if w, ok := docOf(ls["writes"]); ok {
 					cs.Writes, cs.WrUS = asInt(w["ops"]), asInt(w["latency"])
 				}
 			}
@@ -107,6 +107,7 @@ func asInt(v any) int64 {
 // after, $collStats per collection (and shard), the client's command counts, and where
 // they disagree.
 func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.Dir) error {
+	cmds, servers, perServer := b.mon.snapshot() // before our own $collStats commands
 	after := b.snapshot(ctx)
 	for _, n := range b.notes { // the CLI already copied the setup notes (engine.Variant.Notes)
 		if !contains(v.Notes, n) {
@@ -116,7 +117,6 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 	if n := b.foreign.Load(); n > 0 {
 		v.Notes = append(v.Notes, fmt.Sprintf("%d operation(s) have steps on another database (Cassandra): counted not_supported by the mongo backend", n))
 	}
-	cmds, servers, perServer := b.mon.snapshot()
 	sv := results.ServerVariant{Variant: v.Name, Source: "serverStatus + $collStats, " + b.dep.String()}
 	if b.routing != nil {
 		names, m, tg := b.routing.counts()
@@ -191,7 +191,7 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 			Numeric: []bool{false, false, true, true, true, true, true, true, true}}
 		latency := false
 		for _, c := range after.colls {
-			row := []string{c.Coll, orDash(c.Shard), itoa(c.Count), itoa(c.Size), itoa(c.Storage), "-", "-", "-", "-"}
+			row := []string{c.Coll, orDash(c.Shard), known(c.Count), known(c.Size), known(c.Storage), "-", "-", "-", "-"}
 			if c.HasLatency {
 				latency = true
 				var pr collStat
@@ -259,4 +259,28 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// docOf reads an embedded document whichever way the driver decoded it (v2 decodes
+// documents nested in a bson.M as bson.D).
+func docOf(v any) (bson.M, bool) {
+	switch x := v.(type) {
+	case bson.M:
+		return x, true
+	case bson.D:
+		m := make(bson.M, len(x))
+		for _, e := range x {
+			m[e.Key] = e.Value
+		}
+		return m, true
+	}
+	return nil, false
+}
+
+// known formats a server figure, "-" for the -1 some servers give when they do not know.
+func known(n int64) string {
+	if n < 0 {
+		return "-"
+	}
+	return itoa(n)
 }
