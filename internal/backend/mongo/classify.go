@@ -32,6 +32,10 @@ func Classify(err error, ctxErr error) metrics.Class {
 	switch {
 	case errors.Is(ctxErr, context.Canceled) || errors.Is(err, context.Canceled):
 		return metrics.Canceled
+	case ctxErr == nil && strings.Contains(err.Error(), "server selection"):
+		// No server answered within serverSelectionTimeout while the operation still had
+		// time: the server is down or unreachable.
+		return metrics.Connection
 	case mongo.IsTimeout(err) || errors.Is(ctxErr, context.DeadlineExceeded):
 		// Before the network check: a read that times out is also labelled NetworkError.
 		return metrics.Timeout
