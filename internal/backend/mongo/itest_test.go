@@ -62,6 +62,9 @@ func smokeWith(t *testing.T, designPath string) *design.Prepared {
 	body, _, _ := strings.Cut(string(b), "\ndesigns:")
 	abs, _ := filepath.Abs(designPath)
 	p := filepath.Join(t.TempDir(), "smoke.yaml")
+	// Own database prefix: other test packages use the same designs on the same server
+	// at the same time.
+	body += "\nbackends:\n  mongo: {database: sbtest_backend}\n"
 	if err := os.WriteFile(p, []byte(body+"\ndesigns:\n  - design: "+abs+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +104,7 @@ func configFor(t *testing.T, prep *design.Prepared, sc *scenario.Scenario, uri s
 			t.Log(log.String())
 		}
 	})
-	return backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[0], Plan: prep.Plans[0], Target: uri, Recreate: true, Log: &log}
+	return backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[0], Plan: prep.Plans[0], Target: uri, Recreate: true, Log: &log, Options: sc.Backends["mongo"]}
 }
 
 // Every MongoDB design's collections and indexes are created on FerretDB; what it cannot
