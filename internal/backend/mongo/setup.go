@@ -39,7 +39,11 @@ type Deployment struct {
 func (d Deployment) String() string {
 	switch d.Kind {
 	case KindFerretDB:
-		return fmt.Sprintf("FerretDB %s (MongoDB %s wire protocol, no sharding)", d.FerretDB, d.Version)
+		v := d.FerretDB
+		if v == "unknown" { // an embedded build (testenv/ferretdb) carries no version
+			v = "(embedded build)"
+		}
+		return fmt.Sprintf("FerretDB %s (MongoDB %s wire protocol, no sharding)", v, d.Version)
 	case KindReplicaSet:
 		return fmt.Sprintf("MongoDB %s (replica set %s, %d members)", d.Version, d.SetName, len(d.Hosts))
 	}
