@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/event"
 	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/backend/mongo"
@@ -20,6 +21,7 @@ import (
 	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/schedule"
+	"github.com/shardbench/shardbench/internal/yamlx"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -274,4 +276,34 @@ func client(t *testing.T, uri string) *mongodrv.Client {
 	}
 	t.Cleanup(func() { c.Disconnect(context.Background()) })
 	return c
+}
+
+// The load phase's upserts leave documents the measured run's reads then find.
+func TestLoadPhaseFillsCollections(t *testing.T) {
+	uri := mongoURI(t)
+	prep, sc := smoke(t, filepath.Join(repo, "scenarios/designs/seed001-mongo.yaml"))
+	cfg := configFor(t, prep, sc, uri)
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte("{database: sbtest_load, load: {ops: 800, concurrency: 8}}"), &n); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Options = yamlx.Raw{Node: n.Content[0], File: "test", Path: "backends.mongo"}
+	b, err := mongo.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	notes := strings.Join(b.Notes(), "\n")
+	if !strings.Contains(notes, "load phase: update/upsert steps of 800 operations") || !strings.Contains(notes, " 0 failed") {
+		t.Fatalf("load note:\n%s", notes)
+	}
+	carts, err := client(t, uri).Database(b.Database()).Collection("carts").CountDocuments(context.Background(), bson.D{})
+	if err != nil || carts == 0 {
+		t.Fatalf("carts after the load phase: %d %v", carts, err)
+	}
+	orders, _ := client(t, uri).Database(b.Database()).Collection("orders").CountDocuments(context.Background(), bson.D{})
+	if orders != 0 {
+		t.Errorf("the load phase must not insert (the measured run inserts the same orders): %d orders", orders)
+	}
+	t.Logf("%d carts after loading", carts)
 }
