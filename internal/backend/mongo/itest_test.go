@@ -19,6 +19,7 @@ import (
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/itest"
 	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/schedule"
 	"github.com/shardbench/shardbench/internal/yamlx"
@@ -263,6 +264,32 @@ func TestReadPreferenceAndWriteConcernOnTheWire(t *testing.T) {
 			}
 			if via == "as mongos" && !sawSecondary {
 				t.Errorf("no find on products with $readPreference {mode: secondary}")
+			}
+			// The server view: on this "mongos" the cluster-only commands fail, and say so.
+			dir, err := results.Create(filepath.Join(t.TempDir(), "res"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Unlock()
+			v := results.Variant{Name: "v"}
+			if err := b.Report(context.Background(), &v, dir); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			srv, err := results.ReadServer(dir.Path)
+			if err != nil || srv.Variant("v") == nil {
+				t.Fatalf("server.json: %v", err)
+			}
+			sv := srv.Variant("v")
+			all := strings.Join(sv.Notes, "\n")
+			if len(v.Nodes) != 1 || v.Nodes[0].Ops < 3 {
+				t.Errorf("per-server attribution: %+v", v.Nodes)
+			}
+			if via == "as mongos" && (!strings.Contains(all, "balancerStatus: ") || !strings.Contains(all, "$shardedDataDistribution")) {
+				t.Errorf("mongos-only figures must be reported as unavailable:\n%s", all)
+			}
+			if len(sv.Tables) < 3 {
+				t.Errorf("server view tables: %+v", sv.Tables)
 			}
 		})
 	}

@@ -210,6 +210,9 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 		}
 		sv.Tables = append(sv.Tables, t)
 	}
+	if b.dep.IsMongos() {
+		b.mongosView(ctx, &sv, after)
+	}
 	sv.Notes = append(sv.Notes, b.notes...)
 	return addServerVariant(dir, sv)
 }
