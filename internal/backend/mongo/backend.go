@@ -56,6 +56,8 @@ type Backend struct {
 	routing *routing
 	before  serverSnapshot
 
+	wtimeoutNoted bool
+
 	accPool sync.Pool
 	// foreign counts operations with steps on another database (mixed designs).
 	foreign atomic.Int64
@@ -227,6 +229,10 @@ func (b *Backend) handles() error {
 					return fmt.Errorf("%s step %d: %v", s.Op, s.Index, err)
 				}
 				co.SetWriteConcern(wc)
+				if s.WriteConcern.WTimeout > 0 && !b.wtimeoutNoted {
+					b.wtimeoutNoted = true
+					b.note("write concern wtimeout %s not sent: mongo-driver v2 has no wtimeout; the operation timeout (load.timeout) bounds the wait instead", s.WriteConcern.WTimeout)
+				}
 			} else {
 				rp, err := readPref(s.ReadPref)
 				if err != nil {
