@@ -144,7 +144,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	b.dep, err = detect(cctx, b.client)
 	if err != nil {
 		b.client.Disconnect(context.Background())
-		return nil, fmt.Errorf("mongo %s: no answer to hello within %s: %s", t.redacted, o.ConnectTimeout, b.redact(err.Error()))
+		return nil, fmt.Errorf("mongo %s: connect and hello (connect_timeout %s): %s", t.redacted, o.ConnectTimeout, b.redact(err.Error()))
 	}
 	if b.dep.FerretDB != "" {
 		b.conv.decimalAsDouble = true
