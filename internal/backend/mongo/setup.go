@@ -297,7 +297,18 @@ func (b *Backend) shardCollections(ctx context.Context) error {
 		if c.Presplit != nil && c.Presplit.Chunks > 0 {
 			cmd = append(cmd, bson.E{Key: "numInitialChunks", Value: int32(c.Presplit.Chunks)})
 		}
-		if err := admin.RunCommand(ctx, cmd).Err(); err != nil {
+		err := admin.RunCommand(ctx, cmd).Err()
+		if err != nil && c.Presplit != nil && c.Presplit.Chunks > 0 && !unsupported(err) {
+			// Servers that dropped numInitialChunks reject it; the split then follows
+			// their own rule (7.2+: one chunk per shard).
+			b.note("shardCollection %s refused numInitialChunks %d (%s); sharded without it", name, c.Presplit.Chunks, b.redact(err.Error()))
+			err = admin.RunCommand(ctx, cmd[:len(cmd)-1]).Err()
+		}
+		if err != nil && serverCode(err) == 23 { // AlreadyInitialized: sharded by an earlier run
+			b.logf("%s is already sharded: left as it is (--recreate reshards)", ns)
+			err = nil
+		}
+		if err != nil {
 			if unsupported(err) {
 				b.note("shardCollection %s %s not supported by this server (%s): not sharded; placement is computed client-side", name, formatDoc(key), b.redact(err.Error()))
 				continue
