@@ -19,22 +19,7 @@ import (
 // bounds through toValue and FromConfigChunks), routed with the design's shard key values,
 // agrees with hashing the key directly; a read without the shard key is a broadcast.
 func TestRoutingAttributesAccessesToShards(t *testing.T) {
-	b, err := os.ReadFile("../../../scenarios/smoke.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _, _ := strings.Cut(string(b), "\ndesigns:")
-	abs, _ := filepath.Abs("../../../scenarios/designs/seed001-mongo.yaml")
-	p := filepath.Join(t.TempDir(), "s.yaml")
-	os.WriteFile(p, []byte(body+"\ndesigns:\n  - design: "+abs+"\n"), 0o644)
-	sc, err := scenario.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prep, err := design.Prepare(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prep, sc := loadSmoke(t, "seed001-mongo.yaml")
 	plan := prep.Plans[0]
 
 	// carts {owner_key: "hashed"} on two shards, split at hash 0: rows as config.chunks has them.
@@ -104,5 +89,49 @@ func TestRoutingAttributesAccessesToShards(t *testing.T) {
 	}
 	if tg[pm.TargetOne] != int64(reads) || tg[pm.TargetAll] != int64(lists) {
 		t.Errorf("targeting %v, want %d targeted and %d broadcast", tg, reads, lists)
+	}
+}
+
+// loadSmoke compiles scenarios/smoke.yaml with one design.
+func loadSmoke(t testing.TB, designFile string) (*design.Prepared, *scenario.Scenario) {
+	t.Helper()
+	b, err := os.ReadFile("../../../scenarios/smoke.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _, _ := strings.Cut(string(b), "\ndesigns:")
+	abs, _ := filepath.Abs("../../../scenarios/designs/" + designFile)
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(p, []byte(body+"\ndesigns:\n  - design: "+abs+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := design.Prepare(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prep, sc
+}
+
+// The client-side cost of one orders.place before the driver: the design's command and
+// its conversion to BSON (the driver's own encoding and the network come on top).
+func BenchmarkOrderCommandToBSON(b *testing.B) {
+	prep, sc := loadSmoke(b, "seed001-mongo.yaml")
+	want := prep.Model.OpIndex("orders.place")
+	st := prep.Model.NewStream(schedule.New(sc))
+	var op workloads.Op
+	for st.Next(&op) && int(op.Type) != want {
+	}
+	acc := prep.Plans[0].Accesses(&op, nil)
+	conv := converter{}
+	b.ReportAllocs()
+	for b.Loop() {
+		cmd := acc[0].Mongo(&op)
+		if d := conv.doc(cmd.Document); len(d) == 0 {
+			b.Fatal("empty document")
+		}
 	}
 }
