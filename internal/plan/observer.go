@@ -1,0 +1,361 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/hotspot"
+	pc "github.com/shardbench/shardbench/internal/placement/cassandra"
+	pm "github.com/shardbench/shardbench/internal/placement/mongo"
+	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// TopPartitions is how many partitions per table the report lists; the Space-Saving
+// summary keeps TopCounters of them so the listed ones are (nearly) exact.
+const (
+	TopPartitions = 20
+	TopCounters   = 512
+)
+
+// Observer accumulates the hot-partition analysis of one variant: per table the heaviest
+// partitions (Space-Saving), the distinct partitions (exact, then HyperLogLog), reads by
+// targeting, rows and bytes written, and per node or shard the replica operations. Memory
+// is bounded whatever the number of keys. Not safe for concurrent use.
+type Observer struct {
+	Placer *Placer
+	tables map[*design.Step]*tableStats
+	order  []*tableStats
+	byName map[string]*tableStats
+	nodes  []nodeStats
+	need   map[*design.Step]int
+	first  int64 // store clock (unix ns) of the first and last operation seen
+	last   int64
+	accs   []design.Access
+	seen   bool
+}
+
+type tableStats struct {
+	name, entity, key string
+	db                design.Database
+	limits            hotspot.Limits
+	horizon           hotspot.Horizon
+	top               *hotspot.TopK
+	distinct          *hotspot.Distinct
+	single, multi     int64
+	broadcast         int64
+	// info describes partitions for the report (human key, placement). It is pruned to
+	// the partitions the summary holds, so it stays bounded.
+	info map[uint64]partInfo
+	adds int
+}
+
+type partInfo struct {
+	key, token, hashed, rng, shard string
+	replicas                       []string
+}
+
+type nodeStats struct{ ops, reads, writes, bytes int64 }
+
+// NewObserver observes accesses placed by p.
+func NewObserver(p *Placer) *Observer {
+	return &Observer{
+		Placer: p, tables: map[*design.Step]*tableStats{}, byName: map[string]*tableStats{},
+		nodes: make([]nodeStats, len(p.NodeNames())), need: map[*design.Step]int{},
+	}
+}
+
+// Op places and observes every access of op.
+func (o *Observer) Op(op *workloads.Op) {
+	o.accs = o.Placer.Plan.Accesses(op, o.accs[:0])
+	for i := range o.accs {
+		a := &o.accs[i]
+		o.Access(a, op, o.Placer.Place(a, op))
+	}
+}
+
+// Access observes one placed access.
+func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
+	if !o.seen {
+		o.first, o.seen = op.Time, true
+	}
+	o.last = max(o.last, op.Time)
+	t := o.table(a.Step)
+	write := a.Step.Kind.IsWrite()
+	rows, bytes := int64(0), int64(0)
+	if write {
+		rows, bytes = int64(a.Rows), int64(a.Bytes)
+	}
+	if len(w.Key) > 0 {
+		fp := hotspot.Fingerprint(w.Key)
+		t.top.Add(fp, w.Key, write, rows, bytes)
+		t.distinct.Add(fp)
+		if _, ok := t.info[fp]; !ok {
+			t.info[fp] = o.describe(a, op, w)
+		}
+		if t.adds++; t.adds&0xffff == 0 && len(t.info) > 4*TopCounters {
+			t.prune()
+		}
+	} else {
+		t.top.Add(0, nil, write, rows, bytes)
+	}
+	if !write {
+		switch {
+		case w.Broadcast:
+			t.broadcast++
+		case a.Parts > 1 || w.Targeting == pm.TargetSome:
+			t.multi++
+		default:
+			t.single++
+		}
+	}
+	o.countNodes(a, op, w, write, bytes)
+}
+
+// countNodes charges the nodes that do the work: a Cassandra write goes to every replica;
+// a read to as many replicas as its consistency level needs, chosen round-robin as a
+// token-aware, load-balanced client spreads them; a scan to every node. A MongoDB request
+// goes to the shards mongos targets.
+func (o *Observer) countNodes(a *design.Access, op *workloads.Op, w *Where, write bool, bytes int64) {
+	add := func(n int, b int64) {
+		s := &o.nodes[n]
+		s.ops++
+		if write {
+			s.writes++
+			s.bytes += b
+		} else {
+			s.reads++
+		}
+	}
+	if a.Step.Database == design.Cassandra {
+		reps := w.Replicas
+		if write || w.Broadcast || len(reps) == 0 {
+			for _, r := range reps {
+				add(int(r), bytes)
+			}
+			return
+		}
+		k := min(o.readNeed(a.Step), len(reps))
+		off := int(op.Seq % uint64(len(reps)))
+		for i := 0; i < k; i++ {
+			add(int(reps[(off+i)%len(reps)]), 0)
+		}
+		return
+	}
+	base := o.Placer.ShardOffset()
+	for _, s := range w.Shards {
+		add(base+s, bytes)
+	}
+}
+
+func (o *Observer) readNeed(s *design.Step) int {
+	if n, ok := o.need[s]; ok {
+		return n
+	}
+	n := 1
+	if cl, err := pc.ParseConsistency(s.Consistency); err == nil && o.Placer.Replicas != nil {
+		dc := ""
+		if len(o.Placer.Ring.Nodes) > 0 {
+			dc = o.Placer.Ring.Nodes[0].DC
+		}
+		n = max(cl.Need(o.Placer.Replicas.Replication, dc).Total, 1)
+	}
+	o.need[s] = n
+	return n
+}
+
+func (o *Observer) table(s *design.Step) *tableStats {
+	if t, ok := o.tables[s]; ok {
+		return t
+	}
+	name := s.Namespace + "." + s.Target
+	t, ok := o.byName[name]
+	if !ok {
+		t = &tableStats{
+			name: name, entity: s.Entity, db: s.Database, key: keyDescription(s),
+			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), info: map[uint64]partInfo{},
+		}
+		t.limits = hotspot.CassandraLimits
+		if s.Database == design.MongoDB {
+			t.limits = hotspot.MongoChunkLimits
+		}
+		t.horizon = horizonOf(s)
+		o.byName[name] = t
+		o.order = append(o.order, t)
+	}
+	o.tables[s] = t
+	return t
+}
+
+func keyDescription(s *design.Step) string {
+	if s.Database == design.MongoDB {
+		if len(s.KeyColumns) == 0 {
+			return "(unsharded)"
+		}
+		parts := make([]string, len(s.KeyColumns))
+		for i, k := range s.KeyColumns {
+			v := "1"
+			if i < len(s.Hashed) && s.Hashed[i] {
+				v = "hashed"
+			}
+			parts[i] = k + ": " + v
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return "((" + strings.Join(s.KeyColumns, ", ") + "))"
+}
+
+// horizonOf is how long a partition of the step's table keeps growing: its time bucket
+// and TTL; an unbucketed table without TTL is followed for a year.
+func horizonOf(s *design.Step) hotspot.Horizon {
+	switch s.TimeBucket {
+	case "hour":
+		return hotspot.BucketHorizon(time.Hour, s.TTL)
+	case "day":
+		return hotspot.BucketHorizon(24*time.Hour, s.TTL)
+	case "week":
+		return hotspot.BucketHorizon(7*24*time.Hour, s.TTL)
+	case "month":
+		return hotspot.BucketHorizon(30*24*time.Hour, s.TTL)
+	case "year":
+		return hotspot.BucketHorizon(365*24*time.Hour, s.TTL)
+	}
+	if s.TTL > 0 {
+		return hotspot.TTLHorizon(s.TTL)
+	}
+	return hotspot.PeriodHorizon(365*24*time.Hour, 0)
+}
+
+func (o *Observer) describe(a *design.Access, op *workloads.Op, w *Where) partInfo {
+	pi := partInfo{key: a.KeyString(op)}
+	pl := o.Placer
+	if a.Step.Database == design.Cassandra && pl.Ring != nil {
+		pi.token = w.Token.String()
+		pi.rng = pl.Ring.RangeString(w.VNode)
+		for _, r := range w.Replicas {
+			pi.replicas = append(pi.replicas, pl.Ring.Nodes[r].Name)
+		}
+		return pi
+	}
+	if w.HasHash {
+		pi.hashed = fmt.Sprint(w.Hashed)
+	}
+	if w.Table != nil && w.Chunk >= 0 {
+		pi.rng = w.Table.RangeString(w.Chunk)
+	}
+	if len(w.Shards) == 1 {
+		pi.shard = pl.Shards[w.Shards[0]]
+	}
+	return pi
+}
+
+func (t *tableStats) prune() {
+	keep := map[uint64]bool{}
+	for _, e := range t.top.Top(-1) {
+		keep[e.FP] = true
+	}
+	for fp := range t.info {
+		if !keep[fp] {
+			delete(t.info, fp)
+		}
+	}
+}
+
+// Result is the analysis so far.
+func (o *Observer) Result(variant, source, topology string) results.HotspotsVariant {
+	hv := results.HotspotsVariant{Variant: variant, Source: source, Topology: topology}
+	dbs := map[design.Database]bool{}
+	span := time.Duration(o.last - o.first)
+	for _, t := range o.order {
+		dbs[t.db] = true
+		hv.Tables = append(hv.Tables, t.result(span))
+	}
+	var names []string
+	for db := range dbs {
+		names = append(names, db.String())
+	}
+	slices.Sort(names)
+	hv.Database = strings.Join(names, "+")
+	pl := o.Placer
+	loads := make([]int64, len(o.nodes))
+	var total int64
+	for i, n := range o.nodes {
+		loads[i] = n.ops
+		total += n.ops
+	}
+	im := hotspot.Measure(hotspot.Loads(loads))
+	for i, name := range pl.NodeNames() {
+		nl := results.NodeLoad{Node: name, Ops: o.nodes[i].ops, Reads: o.nodes[i].reads, Writes: o.nodes[i].writes, Bytes: o.nodes[i].bytes}
+		if pl.Ring != nil && i < len(pl.Ring.Nodes) {
+			nl.DC, nl.Rack = pl.Ring.Nodes[i].DC, pl.Ring.Nodes[i].Rack
+		}
+		if total > 0 {
+			nl.Share = float64(nl.Ops) / float64(total)
+		}
+		if i < len(im.Deviation) {
+			nl.Deviation = im.Deviation[i]
+			nl.Over30 = abs(nl.Deviation) > hotspot.SeedDeviation
+		}
+		hv.Nodes = append(hv.Nodes, nl)
+	}
+	hv.Balance = results.Imbalance{MaxOverMean: im.MaxOverMean, CV: im.CV, Gini: im.Gini}
+	for _, i := range im.Over30 {
+		hv.Balance.Over30 = append(hv.Balance.Over30, hv.Nodes[i].Node)
+	}
+	return hv
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func (t *tableStats) result(span time.Duration) results.TableHotspots {
+	tot := t.top.Totals()
+	th := results.TableHotspots{
+		Table: t.name, Entity: t.entity, Key: t.key,
+		Ops: tot.Ops, Reads: tot.Reads, Writes: tot.Writes, Rows: tot.Rows, Bytes: tot.Bytes,
+		SinglePartitionReads: t.single, MultiPartitionReads: t.multi, BroadcastReads: t.broadcast,
+	}
+	n, exact, relErr := t.distinct.Estimate()
+	th.Partitions, th.PartitionsExact = n, exact
+	if !exact {
+		th.PartitionsError = relErr
+	}
+	for _, f := range []float64{0.001, 0.01, 0.1} {
+		if s := t.top.Share(f, n); s.Partitions > 0 && tot.Ops > 0 {
+			th.Cumulative = append(th.Cumulative, results.SharePoint{Fraction: f, Share: s.Hi})
+		}
+	}
+	for _, e := range t.top.Top(TopPartitions) {
+		if len(e.Key) == 0 {
+			continue
+		}
+		pi := t.info[e.FP]
+		pl := results.PartitionLoad{
+			Key: pi.key, Token: pi.token, Hashed: pi.hashed, Range: pi.rng, Replicas: pi.replicas, Shard: pi.shard,
+			Ops: e.Ops, Reads: e.Reads, Writes: e.Writes, Rows: e.Rows, Bytes: e.Bytes, ErrorBound: e.Err,
+		}
+		if tot.Ops > 0 {
+			pl.Share = float64(e.Ops) / float64(tot.Ops)
+		}
+		if e.Writes > 0 && span > 0 {
+			p := hotspot.Project(hotspot.Growth{Rows: e.Rows, Bytes: e.Bytes, Span: span}, t.horizon, t.limits)
+			pl.ProjectedBytes, pl.ProjectedRows = p.Bytes, p.Rows
+			if len(th.Projections) < 5 {
+				th.Projections = append(th.Projections, results.SizeProjection{
+					Key: pi.key, ObservedBytes: e.Bytes, ObservedRows: e.Rows, ObservedS: span.Seconds(),
+					Horizon: t.horizon.Label, ProjectedBytes: p.Bytes, ProjectedRows: p.Rows,
+					LimitBytes: t.limits.Bytes, LimitRows: t.limits.Rows, Exceeds: p.Exceeds, Note: p.Note,
+				})
+			}
+		}
+		th.Top = append(th.Top, pl)
+	}
+	return th
+}
