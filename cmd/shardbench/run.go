@@ -85,7 +85,7 @@ the exit code is then 1.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Backend, "backend", "b", "null", "backend: "+strings.Join(backendNames(), ", "))
+	f.StringVarP(&opts.Backend, "backend", "b", "sim", "backend: "+strings.Join(backendNames(), ", "))
 	f.StringVar(&opts.Target, "target", "", "database to connect to, e.g. cassandra://host1,host2:9042?dc=dc1 or mongodb://host:27017 (credentials from the environment, never the URL)")
 	f.StringVarP(&opts.Out, "out", "o", "", "results directory (default results/<scenario>-<time>)")
 	f.DurationVar(&opts.Duration, "duration", 0, "scale every phase so the schedule lasts this long")

@@ -107,8 +107,10 @@ func (t *TopK) AddKey(key []byte, write bool, rows, bytes int64) {
 
 // Add offers one operation on the partition with fingerprint fp (key is kept for the
 // report; it is copied only when the partition enters the summary). A write adds rows
-// and bytes written.
-func (t *TopK) Add(fp uint64, key []byte, write bool, rows, bytes int64) {
+// and bytes written. It returns the partition's guaranteed count since it entered the
+// summary (count − error): 1 for a newcomer, so callers can describe a partition once,
+// when it proves to be more than a one-off.
+func (t *TopK) Add(fp uint64, key []byte, write bool, rows, bytes int64) int64 {
 	t.total.Ops++
 	if write {
 		t.total.Writes++
@@ -130,6 +132,7 @@ func (t *TopK) Add(fp uint64, key []byte, write bool, rows, bytes int64) {
 	} else {
 		c.reads++
 	}
+	return int64(c.count - c.err)
 }
 
 // admit places a new partition: in a free counter while there is one (count 0), else in

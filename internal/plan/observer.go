@@ -30,7 +30,8 @@ type Observer struct {
 	tables map[*design.Step]*tableStats
 	order  []*tableStats
 	byName map[string]*tableStats
-	nodes  []nodeStats
+	cass   []nodeStats // per Cassandra node (Ring.Nodes)
+	shards []nodeStats // per MongoDB shard
 	need   map[*design.Step]int
 	first  int64 // store clock (unix ns) of the first and last operation seen
 	last   int64
@@ -50,7 +51,6 @@ type tableStats struct {
 	// info describes partitions for the report (human key, placement). It is pruned to
 	// the partitions the summary holds, so it stays bounded.
 	info map[uint64]partInfo
-	adds int
 }
 
 type partInfo struct {
@@ -64,7 +64,7 @@ type nodeStats struct{ ops, reads, writes, bytes int64 }
 func NewObserver(p *Placer) *Observer {
 	return &Observer{
 		Placer: p, tables: map[*design.Step]*tableStats{}, byName: map[string]*tableStats{},
-		nodes: make([]nodeStats, len(p.NodeNames())), need: map[*design.Step]int{},
+		need: map[*design.Step]int{},
 	}
 }
 
@@ -91,14 +91,15 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 	}
 	if len(w.Key) > 0 {
 		fp := hotspot.Fingerprint(w.Key)
-		t.top.Add(fp, w.Key, write, rows, bytes)
-		t.distinct.Add(fp)
-		if _, ok := t.info[fp]; !ok {
+		// Describing a partition allocates; only partitions seen twice in a row of their
+		// tenure in the summary are described, so one-off keys cost nothing extra.
+		if t.top.Add(fp, w.Key, write, rows, bytes) == 2 {
 			t.info[fp] = o.describe(a, op, w)
+			if len(t.info) > 4*TopCounters {
+				t.prune()
+			}
 		}
-		if t.adds++; t.adds&0xffff == 0 && len(t.info) > 4*TopCounters {
-			t.prune()
-		}
+		t.distinct.Add(fp)
 	} else {
 		t.top.Add(0, nil, write, rows, bytes)
 	}
@@ -120,8 +121,11 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 // token-aware, load-balanced client spreads them; a scan to every node. A MongoDB request
 // goes to the shards mongos targets.
 func (o *Observer) countNodes(a *design.Access, op *workloads.Op, w *Where, write bool, bytes int64) {
-	add := func(n int, b int64) {
-		s := &o.nodes[n]
+	add := func(list *[]nodeStats, n int, b int64) {
+		for len(*list) <= n {
+			*list = append(*list, nodeStats{}) // a node or shard added during the run
+		}
+		s := &(*list)[n]
 		s.ops++
 		if write {
 			s.writes++
@@ -134,20 +138,19 @@ func (o *Observer) countNodes(a *design.Access, op *workloads.Op, w *Where, writ
 		reps := w.Replicas
 		if write || w.Broadcast || len(reps) == 0 {
 			for _, r := range reps {
-				add(int(r), bytes)
+				add(&o.cass, int(r), bytes)
 			}
 			return
 		}
 		k := min(o.readNeed(a.Step), len(reps))
 		off := int(op.Seq % uint64(len(reps)))
 		for i := 0; i < k; i++ {
-			add(int(reps[(off+i)%len(reps)]), 0)
+			add(&o.cass, int(reps[(off+i)%len(reps)]), 0)
 		}
 		return
 	}
-	base := o.Placer.ShardOffset()
 	for _, s := range w.Shards {
-		add(base+s, bytes)
+		add(&o.shards, s, bytes)
 	}
 }
 
@@ -273,22 +276,26 @@ func (o *Observer) Result(variant, source, topology string) results.HotspotsVari
 		dbs[t.db] = true
 		hv.Tables = append(hv.Tables, t.result(span))
 	}
-	var names []string
+	var dbNames []string
 	for db := range dbs {
-		names = append(names, db.String())
+		dbNames = append(dbNames, db.String())
 	}
-	slices.Sort(names)
-	hv.Database = strings.Join(names, "+")
+	slices.Sort(dbNames)
+	hv.Database = strings.Join(dbNames, "+")
 	pl := o.Placer
-	loads := make([]int64, len(o.nodes))
+	names := pl.NodeNames()
+	stats := make([]nodeStats, len(names))
+	copy(stats, o.cass)
+	copy(stats[pl.ShardOffset():], o.shards)
+	loads := make([]int64, len(stats))
 	var total int64
-	for i, n := range o.nodes {
+	for i, n := range stats {
 		loads[i] = n.ops
 		total += n.ops
 	}
 	im := hotspot.Measure(hotspot.Loads(loads))
-	for i, name := range pl.NodeNames() {
-		nl := results.NodeLoad{Node: name, Ops: o.nodes[i].ops, Reads: o.nodes[i].reads, Writes: o.nodes[i].writes, Bytes: o.nodes[i].bytes}
+	for i, name := range names {
+		nl := results.NodeLoad{Node: name, Ops: stats[i].ops, Reads: stats[i].reads, Writes: stats[i].writes, Bytes: stats[i].bytes}
 		if pl.Ring != nil && i < len(pl.Ring.Nodes) {
 			nl.DC, nl.Rack = pl.Ring.Nodes[i].DC, pl.Ring.Nodes[i].Rack
 		}
@@ -336,7 +343,10 @@ func (t *tableStats) result(span time.Duration) results.TableHotspots {
 		if len(e.Key) == 0 {
 			continue
 		}
-		pi := t.info[e.FP]
+		pi, ok := t.info[e.FP]
+		if !ok {
+			continue // seen once: not a hot partition, and never described
+		}
 		pl := results.PartitionLoad{
 			Key: pi.key, Token: pi.token, Hashed: pi.hashed, Range: pi.rng, Replicas: pi.replicas, Shard: pi.shard,
 			Ops: e.Ops, Reads: e.Reads, Writes: e.Writes, Rows: e.Rows, Bytes: e.Bytes, ErrorBound: e.Err,

@@ -175,3 +175,23 @@ func (h *Hotspots) Variant(name string) *HotspotsVariant {
 	}
 	return nil
 }
+
+// AddHotspots adds (or replaces) one variant's analysis in hotspots.json. Variants
+// simulated in parallel call it concurrently; the read-modify-write is serialised.
+func (d *Dir) AddHotspots(v HotspotsVariant) error {
+	d.hsMu.Lock()
+	defer d.hsMu.Unlock()
+	h, err := ReadHotspots(d.Path)
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		h = &Hotspots{}
+	}
+	if old := h.Variant(v.Variant); old != nil {
+		*old = v
+	} else {
+		h.Variants = append(h.Variants, v)
+	}
+	return d.WriteHotspots(h)
+}

@@ -21,9 +21,10 @@ import (
 type Dir struct {
 	Path string
 
-	mu sync.Mutex
-	ts *os.File
-	tw *bufio.Writer
+	mu   sync.Mutex
+	hsMu sync.Mutex // hotspots.json read-modify-write
+	ts   *os.File
+	tw   *bufio.Writer
 }
 
 // Create makes a new results directory. It refuses to write into a directory that already

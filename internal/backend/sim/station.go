@@ -101,23 +101,17 @@ func (s *Station) Take(ns int64) Stats {
 	return st
 }
 
-func (s *Station) siftDown() {
-	h := s.free
-	n := len(h)
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h[r] < h[l] {
-			m = r
-		}
-		if h[i] <= h[m] {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+func (s *Station) siftDown() { siftFrom(s.free, 0) }
+
+// Reserve takes k of the workers away from t for d: background work such as streaming to
+// a joining node or a chunk migration, which leaves the other workers serving.
+func (s *Station) Reserve(t, d int64, k int) {
+	k = min(k, len(s.free))
+	for i := len(s.free) - k; i < len(s.free); i++ {
+		s.free[i] = max(s.free[i], t) + d
 	}
+	for i := len(s.free)/2 - 1; i >= 0; i-- {
+		siftFrom(s.free, i)
+	}
+	s.busy += d * int64(k)
 }

@@ -1,0 +1,319 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/metrics"
+	pm "github.com/shardbench/shardbench/internal/placement/mongo"
+	"github.com/shardbench/shardbench/internal/plan"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// mongoCluster is a sharded cluster: a mongos in front of shard replica sets, each member
+// a Station. mongos routes with the exact chunk table (package plan); a broadcast waits
+// for the slowest shard. A write runs on the shard's primary and is applied by every live
+// secondary from the oplog (load on the secondaries whatever the write concern); the
+// client waits for as many members as the write concern asks (w: majority: a majority of
+// the members, the primary included). Reads go where the read preference sends them.
+// When a primary goes down the shard has none for the election time: its writes and
+// primary reads fail as unavailable. add_shard starts the balancer: chunks move one at a
+// time to the new shard, each migration occupying part of the donor's and recipient's
+// workers, until the new shard holds its share of each collection's chunks.
+type mongoCluster struct {
+	sim        *Simulator
+	pl         *plan.Placer
+	shards     []*replicaSet
+	migrations []migration
+}
+
+type replicaSet struct {
+	name     string
+	members  []*Station
+	up       []bool
+	primary  int   // -1 during an election
+	electsAt int64 // when the election ends
+}
+
+type migration struct {
+	start, end int64
+	table      *pm.ChunkTable
+	chunk      int
+	from, to   int
+	started    bool
+}
+
+func newMongoCluster(s *Simulator, pl *plan.Placer) *mongoCluster {
+	c := &mongoCluster{sim: s, pl: pl}
+	for _, name := range pl.Shards {
+		c.shards = append(c.shards, c.newReplicaSet(name))
+	}
+	return c
+}
+
+func (c *mongoCluster) newReplicaSet(name string) *replicaSet {
+	m := &c.sim.opt.MongoDB
+	rs := &replicaSet{name: name}
+	for i := 0; i < m.Members; i++ {
+		rs.members = append(rs.members, NewStation(m.Workers))
+		rs.up = append(rs.up, true)
+	}
+	return rs
+}
+
+func (rs *replicaSet) memberName(i int) string { return rs.name + "-m" + strconv.Itoa(i) }
+
+// primaryAt is the primary at t, electing one when an election has ended.
+func (rs *replicaSet) primaryAt(t int64) int {
+	if rs.primary < 0 && t >= rs.electsAt {
+		for i, up := range rs.up {
+			if up && 2*rs.liveCount() > len(rs.members) {
+				rs.primary = i
+				break
+			}
+		}
+	}
+	return rs.primary
+}
+
+func (rs *replicaSet) liveCount() int {
+	n := 0
+	for _, up := range rs.up {
+		if up {
+			n++
+		}
+	}
+	return n
+}
+
+// setUp handles node_down / node_up for "shard1" (its current primary) or "shard1-m2".
+func (c *mongoCluster) setUp(node string, up bool, at int64) error {
+	for _, rs := range c.shards {
+		member := -1
+		switch {
+		case node == rs.name:
+			member = rs.primaryAt(at)
+			if member < 0 && !up {
+				return fmt.Errorf("%s has no primary to stop", node)
+			}
+			if up {
+				member = slices.Index(rs.up, false)
+			}
+		case strings.HasPrefix(node, rs.name+"-m"):
+			member, _ = strconv.Atoi(strings.TrimPrefix(node, rs.name+"-m"))
+			if member < 0 || member >= len(rs.members) {
+				return fmt.Errorf("%s: %s has members m0..m%d", node, rs.name, len(rs.members)-1)
+			}
+		default:
+			continue
+		}
+		if member < 0 {
+			return nil // node_up on a shard with every member up
+		}
+		rs.up[member] = up
+		if !up && member == rs.primary {
+			rs.primary, rs.electsAt = -1, at+int64(c.sim.opt.MongoDB.Election)
+		}
+		if up && rs.primary < 0 {
+			rs.primaryAt(at)
+		}
+		return nil
+	}
+	return fmt.Errorf("no shard or member %q (shards: %v; members are named like %s-m0)", node, c.pl.Shards, c.pl.Shards[0])
+}
+
+func (c *mongoCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, t int64) (int64, metrics.Class) {
+	s := c.sim
+	m := &s.opt.MongoDB
+	half := int64(s.opt.Network) / 2
+	arrive := t + half + s.draw(m.Mongos)
+	end, class := arrive, metrics.OK
+	broadcast := len(w.Shards) > 1
+	for _, sh := range w.Shards {
+		e, cl := c.request(c.shards[sh], a, op, arrive, broadcast, len(w.Shards))
+		end = max(end, e)
+		if cl != metrics.OK && class == metrics.OK {
+			class = cl
+		}
+	}
+	return end + half, class
+}
+
+func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.Op, t int64, broadcast bool, shards int) (int64, metrics.Class) {
+	s := c.sim
+	m := &s.opt.MongoDB
+	half := int64(s.opt.Network) / 2
+	step := a.Step
+	queue := s.timeout
+	if step.Kind.IsWrite() {
+		p := rs.primaryAt(t)
+		if p < 0 {
+			return t + 2*half, metrics.Unavailable
+		}
+		_, e, ok := rs.members[p].Serve(t+half, s.draw(m.Write), queue)
+		if !ok {
+			return t + queue, metrics.Timeout
+		}
+		acks := []int64{e}
+		for j := range rs.members {
+			if j == p || !rs.up[j] {
+				continue
+			}
+			_, ae, ok := rs.members[j].Serve(e+half, s.draw(m.Apply), 0)
+			if ok {
+				acks = append(acks, ae+half)
+			}
+		}
+		need := writeAcks(step.WriteConcern.W, len(rs.members))
+		if len(acks) < need {
+			// The write concern cannot be satisfied: the client waits until it gives up.
+			return t + max(queue, int64(step.WriteConcern.WTimeout)), metrics.Timeout
+		}
+		slices.Sort(acks)
+		return acks[need-1] + half, metrics.OK
+	}
+	member := rs.readMember(step.ReadPref.Mode, t, op.Seq)
+	if member < 0 {
+		return t + 2*half, metrics.Unavailable
+	}
+	rows := max(int64(a.Rows), 1)
+	cost := m.Find + m.Doc*durationOf(rows-1)
+	if broadcast || step.Kind == design.Scan {
+		cost = m.Scan + m.Doc*durationOf(rows/int64(max(shards, 1)))
+	}
+	_, e, ok := rs.members[member].Serve(t+half, s.draw(cost), queue)
+	if !ok {
+		return t + queue, metrics.Timeout
+	}
+	return e + half, metrics.OK
+}
+
+// writeAcks is how many members must have a write: w: majority is a majority of the
+// members; a number is that many; default 1 (w: 1 before 5.0's implicit majority is not
+// assumed: designs say what they use).
+func writeAcks(w string, members int) int {
+	switch w {
+	case "majority":
+		return members/2 + 1
+	case "", "0", "1":
+		return 1
+	}
+	if n, err := strconv.Atoi(w); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
+// readMember picks the member a read preference sends a read to: the primary, a
+// secondary (rotating), or for nearest the least backlogged member.
+func (rs *replicaSet) readMember(mode string, t int64, seq uint64) int {
+	p := rs.primaryAt(t)
+	secondary := func() int {
+		n := len(rs.members)
+		for j := 0; j < n; j++ {
+			i := int((seq + uint64(j)) % uint64(n))
+			if i != p && rs.up[i] {
+				return i
+			}
+		}
+		return -1
+	}
+	switch mode {
+	case "secondary":
+		return secondary()
+	case "secondaryPreferred":
+		if s := secondary(); s >= 0 {
+			return s
+		}
+		return p
+	case "primaryPreferred":
+		if p >= 0 {
+			return p
+		}
+		return secondary()
+	case "nearest":
+		best := -1
+		for i, up := range rs.up {
+			if up && (best < 0 || rs.members[i].Backlog(t) < rs.members[best].Backlog(t)) {
+				best = i
+			}
+		}
+		return best
+	}
+	return p
+}
+
+// addShard adds an empty shard and plans the balancer's migrations to it: one chunk at a
+// time from the shard with the most chunks of that collection, until the new shard has
+// its share.
+func (c *mongoCluster) addShard(name string, at int64) string {
+	idx := c.pl.AddShard(name)
+	c.shards = append(c.shards, c.newReplicaSet(c.pl.Shards[idx]))
+	d := int64(c.sim.opt.MongoDB.Migration)
+	t := at
+	for _, coll := range c.pl.Collections() {
+		tbl := c.pl.Tables[coll]
+		counts := tbl.ChunksPerShard()
+		counts = append(counts, make([]int, len(c.pl.Shards)-len(counts))...)
+		target := len(tbl.Chunks) / len(c.pl.Shards)
+		moved := map[int]bool{}
+		for counts[idx] < target {
+			from := 0
+			for sh := range counts {
+				if counts[sh] > counts[from] {
+					from = sh
+				}
+			}
+			chunk := -1
+			for ci := len(tbl.Chunks) - 1; ci >= 0; ci-- {
+				if tbl.Chunks[ci].Shard == from && !moved[ci] {
+					chunk = ci
+					break
+				}
+			}
+			if chunk < 0 {
+				break
+			}
+			moved[chunk] = true
+			c.migrations = append(c.migrations, migration{start: t, end: t + d, table: tbl, chunk: chunk, from: from, to: idx})
+			counts[from]--
+			counts[idx]++
+			t += d
+		}
+	}
+	return c.pl.Shards[idx]
+}
+
+// migrate starts and finishes the migrations due by t.
+func (c *mongoCluster) migrate(t int64) {
+	share := c.sim.opt.MongoDB.MigrationShare
+	for len(c.migrations) > 0 && c.migrations[0].start <= t {
+		mg := &c.migrations[0]
+		if !mg.started {
+			mg.started = true
+			for _, sh := range []int{mg.from, mg.to} {
+				rs := c.shards[sh]
+				if p := rs.primaryAt(mg.start); p >= 0 {
+					st := rs.members[p]
+					st.Reserve(mg.start, mg.end-mg.start, max(1, int(share*float64(st.Workers()))))
+				}
+			}
+		}
+		if mg.end > t {
+			return
+		}
+		c.pl.MoveChunk(mg.table, mg.chunk, mg.to)
+		c.migrations = c.migrations[1:]
+	}
+}
+
+func (c *mongoCluster) sample(s *Simulator, ts float64) {
+	for _, rs := range c.shards {
+		for i, st := range rs.members {
+			s.point(ts, rs.memberName(i), "member", rs.up[i], st)
+		}
+	}
+}

@@ -1,0 +1,421 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/plan"
+	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// Simulator runs one design variant's operation stream through a simulated cluster in
+// virtual time. The client side is the same open model as the real engine: operations
+// are released at their intended times onto load.max_in_flight client slots (late when
+// every slot is busy, dropped with on_full: drop); each operation's accesses are placed
+// exactly (package plan) and served by the stations of the nodes or shard members they
+// reach.
+type Simulator struct {
+	cfg     backend.Config
+	opt     Options
+	seed    uint64
+	placer  *plan.Placer
+	obs     *plan.Observer
+	cass    *cassCluster
+	mongo   *mongoCluster
+	events  []scenario.Event
+	applied []results.Event
+	notes   []string
+
+	client  []int64 // min-heap of the times each client slot frees
+	drop    bool
+	timeout int64
+
+	pending sampleHeap
+	accs    []design.Access
+	sizes   partitionSizes
+
+	tick     int64
+	nextTick int64
+	series   []NodePoint
+	ops      int64
+	rng      *rand.Rand
+}
+
+// Open builds the simulator for one variant. The cluster is laid out when the stream
+// starts (Simulate), because ranged MongoDB shard keys need a sample of the data.
+func Open(_ context.Context, cfg backend.Config) (*Simulator, error) {
+	o, err := ParseOptions(cfg.Scenario.Backends["sim"])
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	if cfg.Plan == nil {
+		return nil, &UsageError{fmt.Errorf("%s: the sim backend needs designs to simulate: list them under designs", cfg.Scenario.File)}
+	}
+	if o.Cluster.Seed == 0 {
+		o.Cluster.Seed = uint64(cfg.Scenario.Seed)
+	}
+	s := &Simulator{cfg: cfg, opt: o, seed: uint64(cfg.Scenario.Seed)*0x9e3779b97f4a7c15 + uint64(cfg.VariantIndex), tick: int64(o.Tick)}
+	s.rng = rand.New(rand.NewPCG(s.seed, 0x5eed))
+	s.client = make([]int64, max(cfg.Scenario.Load.MaxInFlight, 1))
+	s.drop = cfg.Scenario.Load.OnFull == scenario.OnFullDrop
+	s.timeout = int64(cfg.Scenario.Load.Timeout)
+	s.events = slices.Clone(cfg.Scenario.Events)
+	sort.SliceStable(s.events, func(i, j int) bool { return s.events[i].At < s.events[j].At })
+	s.sizes = newPartitionSizes(16)
+	return s, nil
+}
+
+// UsageError is bad input in the scenario's backends.sim section (exit code 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Describe says what is simulated.
+func (s *Simulator) Describe() backend.Info {
+	d := map[string]string{"network_rtt": s.opt.Network.String()}
+	if s.placer != nil {
+		d["topology"] = s.placer.Topology()
+	}
+	return backend.Info{Name: "sim", Simulated: true, Server: "simulated cluster (virtual time)", Details: d}
+}
+
+// Notes are the model's assumptions the reader must know.
+func (s *Simulator) Notes() []string { return s.notes }
+
+// Close does nothing: the simulator holds no resources.
+func (s *Simulator) Close() error { return nil }
+
+// Simulate consumes the stream and reports every operation in completion order.
+func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error {
+	sample := make([]workloads.Op, 0, plan.SampleSize)
+	var op workloads.Op
+	for len(sample) < plan.SampleSize && next(&op) {
+		sample = append(sample, op)
+	}
+	pl, err := plan.NewPlacer(s.cfg.Plan, &s.opt.Cluster, sample)
+	if err != nil {
+		return err
+	}
+	s.placer, s.obs = pl, plan.NewObserver(pl)
+	if pl.Ring != nil {
+		s.cass = newCassCluster(s, pl)
+	}
+	if pl.Shards != nil {
+		s.mongo = newMongoCluster(s, pl)
+	}
+	s.nextTick = s.tick
+	for i := range sample {
+		s.step(&sample[i], record)
+	}
+	sample = nil
+	for next(&op) {
+		s.step(&op, record)
+	}
+	// Drain: time runs on until the last operation completes (and its tick is sampled).
+	last := s.nextTick
+	for i := range s.pending {
+		last = max(last, s.pending.at(i))
+	}
+	s.advance(last, record)
+	return nil
+}
+
+func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
+	t := int64(op.Intended)
+	s.advance(t, record)
+	s.ops++
+	smp := metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
+	if free := s.client[0]; free > t {
+		if s.drop {
+			smp.Flags = metrics.FlagDropped
+			s.pending.push(smp)
+			return
+		}
+		smp.Start = free
+	}
+	end, class := s.execute(op, smp.Start)
+	if s.timeout > 0 && end-smp.Start > s.timeout {
+		// The client gives up at its timeout, as a real backend's context does.
+		end, class = smp.Start+s.timeout, metrics.Timeout
+	}
+	smp.End, smp.Class = end, uint8(class)
+	s.client[0] = end
+	siftFrom(s.client, 0)
+	s.pending.push(smp)
+}
+
+// advance moves virtual time to t: it applies due events, samples the nodes on every
+// tick, and reports operations completed by t (no later operation can complete earlier:
+// it starts at or after its intended time, which is at least t).
+func (s *Simulator) advance(t int64, record func(*metrics.Sample)) {
+	for len(s.events) > 0 && int64(s.events[0].At) <= t {
+		e := s.events[0]
+		s.events = s.events[1:]
+		s.sampleUntil(int64(e.At))
+		s.apply(e)
+	}
+	if s.mongo != nil {
+		s.mongo.migrate(t)
+	}
+	s.sampleUntil(t)
+	for len(s.pending) > 0 && s.pending.at(0) <= t {
+		smp := s.pending.pop()
+		record(&smp)
+	}
+}
+
+// execute runs one operation from start: its steps one after another, the partitions of
+// a multi-partition step and the statements of a batch in parallel. The first failing
+// step ends the operation with its class.
+func (s *Simulator) execute(op *workloads.Op, start int64) (int64, metrics.Class) {
+	if ok, _ := s.cfg.Plan.Served(int(op.Type)); !ok {
+		return start, metrics.NotSupported
+	}
+	s.accs = s.cfg.Plan.Accesses(op, s.accs[:0])
+	cur := start
+	for i := 0; i < len(s.accs); {
+		j := i + 1
+		for j < len(s.accs) && sameGroup(&s.accs[i], &s.accs[j]) {
+			j++
+		}
+		end, class := cur, metrics.OK
+		for k := i; k < j; k++ {
+			a := &s.accs[k]
+			w := s.placer.Place(a, op)
+			s.obs.Access(a, op, w)
+			var e int64
+			var c metrics.Class
+			if a.Step.Database == design.Cassandra {
+				e, c = s.cass.access(a, op, w, cur)
+			} else {
+				e, c = s.mongo.access(a, op, w, cur)
+			}
+			end = max(end, e)
+			if c != metrics.OK && class == metrics.OK {
+				class = c
+			}
+		}
+		cur = end
+		if class != metrics.OK {
+			return cur, class
+		}
+		i = j
+	}
+	return cur, metrics.OK
+}
+
+// sameGroup: accesses that travel together — the partitions of one step, or the
+// statements of one batch.
+func sameGroup(a, b *design.Access) bool {
+	if a.Step == b.Step {
+		return true
+	}
+	return a.Step.Batch != design.NoBatch && b.Step.Batch == a.Step.Batch && a.Step.BatchGroup == b.Step.BatchGroup
+}
+
+// draw is a service time with the given mean and a coefficient of variation of 0.5 (a
+// shifted exponential: mean/2 + Exp(mean/2)): real service times are neither constant
+// nor memoryless. The generator is the variant's own, seeded from the scenario, and the
+// simulation consumes it in one fixed order, so runs are reproducible.
+func (s *Simulator) draw(mean time.Duration) int64 {
+	if mean <= 0 {
+		return 0
+	}
+	h := float64(mean) / 2
+	return int64(h + h*s.rng.ExpFloat64())
+}
+
+func unit(x uint64) float64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11) / (1 << 53)
+}
+
+// apply carries out a scenario event at its time.
+func (s *Simulator) apply(e scenario.Event) {
+	at := int64(e.At)
+	rec := results.Event{AtS: e.At.Seconds(), Action: e.Action, Target: e.Node + e.Shard, Note: e.Note}
+	var err error
+	switch e.Action {
+	case scenario.EventNodeDown, scenario.EventNodeUp:
+		up := e.Action == scenario.EventNodeUp
+		switch {
+		case s.cass != nil && s.cass.find(e.Node) >= 0:
+			s.cass.setUp(s.cass.find(e.Node), up, at)
+		case s.mongo != nil:
+			err = s.mongo.setUp(e.Node, up, at)
+		default:
+			err = fmt.Errorf("no node %q (nodes: %v)", e.Node, s.placer.NodeNames())
+		}
+	case scenario.EventAddNode:
+		if s.cass == nil {
+			err = fmt.Errorf("add_node: the design has no Cassandra part")
+			break
+		}
+		var name string
+		name, err = s.cass.addNode(e.DC, e.Rack, at)
+		rec.Target = name
+	case scenario.EventAddShard:
+		if s.mongo == nil {
+			err = fmt.Errorf("add_shard: the design has no MongoDB part")
+			break
+		}
+		rec.Target = s.mongo.addShard(e.Shard, at)
+	case scenario.EventExec:
+		err = fmt.Errorf("exec events run commands against real servers; the simulator skips them")
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	s.applied = append(s.applied, rec)
+}
+
+// NodePoint is one node's (or shard member's) figures over one tick of virtual time.
+type NodePoint struct {
+	Variant     string  `json:"variant"`
+	TS          float64 `json:"t_s"`
+	Node        string  `json:"node"`
+	Stage       string  `json:"stage"` // read | write (Cassandra stages), member (MongoDB)
+	Up          bool    `json:"up"`
+	Jobs        int64   `json:"jobs"`
+	Drops       int64   `json:"drops"`
+	Utilisation float64 `json:"utilisation"`
+	MeanQueue   float64 `json:"mean_queue"`
+}
+
+// NodesFile holds the simulated per-node time series of every variant (JSON lines).
+const NodesFile = "nodes.jsonl"
+
+func (s *Simulator) sampleUntil(t int64) {
+	for s.nextTick <= t {
+		ts := float64(s.nextTick) / 1e9
+		if s.cass != nil {
+			s.cass.sample(s, ts)
+		}
+		if s.mongo != nil {
+			s.mongo.sample(s, ts)
+		}
+		s.nextTick += s.tick
+	}
+}
+
+func (s *Simulator) point(ts float64, node, stage string, up bool, st *Station) {
+	x := st.Take(s.tick)
+	s.series = append(s.series, NodePoint{Variant: s.cfg.Variant.Name, TS: ts, Node: node, Stage: stage, Up: up, Jobs: x.Jobs, Drops: x.Drops, Utilisation: x.Utilisation, MeanQueue: x.MeanQueue})
+}
+
+// Report adds what only the simulator knows to the results: per-node operation counts,
+// the events as applied, the hot-partition analysis (hotspots.json) and the per-node
+// utilisation and queue time series (nodes.jsonl).
+func (s *Simulator) Report(_ context.Context, v *results.Variant, dir *results.Dir) error {
+	if s.placer == nil {
+		return nil
+	}
+	hv := s.obs.Result(v.Name, "computed", s.placer.Topology())
+	hv.Notes = append(hv.Notes, "simulated: placement is exact; load per node is what the simulated requests did")
+	for _, n := range hv.Nodes {
+		v.Nodes = append(v.Nodes, results.NodeCount{Node: n.Node, Ops: n.Ops})
+	}
+	v.Events = append(v.Events, s.applied...)
+	v.Notes = append(v.Notes, s.notes...)
+	v.Notes = append(v.Notes, "simulated in virtual time: "+s.placer.Topology()+"; model and defaults in docs/simulator.md")
+	if err := dir.AddHotspots(hv); err != nil {
+		return err
+	}
+	return appendNodes(dir, s.series)
+}
+
+// sampleHeap orders pending samples by when they are reported: completion, or the
+// intended time of a dropped operation. (A typed heap: container/heap boxes every sample.)
+type sampleHeap []metrics.Sample
+
+func (h sampleHeap) at(i int) int64 {
+	if h[i].Flags&metrics.FlagDropped != 0 {
+		return h[i].Intended
+	}
+	return h[i].End
+}
+
+func (h *sampleHeap) push(s metrics.Sample) {
+	*h = append(*h, s)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if q.at(p) <= q.at(i) {
+			break
+		}
+		q[p], q[i] = q[i], q[p]
+		i = p
+	}
+}
+
+func (h *sampleHeap) pop() metrics.Sample {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && q.at(r) < q.at(l) {
+			m = r
+		}
+		if q.at(i) <= q.at(m) {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
+}
+
+// siftFrom restores the min-heap property of h below i (client slots, station workers).
+func siftFrom(h []int64, i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h[r] < h[l] {
+			m = r
+		}
+		if h[i] <= h[m] {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// nodeIndex resolves an event's node: a name, or a 1-based index.
+func nodeIndex(names []string, node string) int {
+	for i, n := range names {
+		if n == node {
+			return i
+		}
+	}
+	if i, err := strconv.Atoi(node); err == nil && i >= 1 && i <= len(names) {
+		return i - 1
+	}
+	return -1
+}
