@@ -1,0 +1,485 @@
+// Package cassandra is the real Apache Cassandra backend: it drives a design's Cassandra
+// accesses through the gocql driver (github.com/apache/cassandra-gocql-driver/v2) with
+// token-aware host selection (DC-aware round robin as the fallback), prepared statements,
+// the design's consistency and serial consistency per step, batches and LWTs; creates each
+// variant's keyspace from the design's DDL; attributes every request to the coordinator
+// that served it (a query observer); and writes the cluster's own view (release version,
+// nodes, tokens, system_views figures) to server.json.
+//
+// Only this package (and internal/backend/mongo) imports a database driver.
+package cassandra
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/metrics"
+	placement "github.com/shardbench/shardbench/internal/placement/cassandra"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// Backend runs one variant's operations against Cassandra.
+type Backend struct {
+	cfg      backend.Config
+	opts     Options
+	target   target
+	session  *gocql.Session
+	keyspace string
+	timeout  time.Duration
+	localDC  string
+	release  string
+	cluster  string
+
+	// stmts holds, per step, the CQL rewritten to the variant's keyspace and its settings.
+	stmts map[*design.Step]*stmt
+	obs   *observer
+	ring  *placement.Ring
+	peers []placement.Peer
+	notes []string
+
+	before serverSnapshot
+
+	argPool sync.Pool
+	accPool sync.Pool
+
+	foreign    atomic.Int64
+	found      atomic.Int64
+	missed     atomic.Int64
+	applied    atomic.Int64
+	notApplied atomic.Int64
+	batches    atomic.Int64
+	statements atomic.Int64
+}
+
+// stmt is one step's statement as sent.
+type stmt struct {
+	cql         string
+	consistency gocql.Consistency
+	serial      gocql.Consistency
+	idempotent  bool
+	lwt         bool
+	read        bool
+}
+
+// UsageError marks bad input (backends.cassandra, --target): the CLI exits 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Open connects, creates (or, with Recreate, drops and recreates) the variant's keyspace
+// from the design's DDL, prepares every statement and returns the backend. Errors in
+// backends.cassandra or --target are *UsageError; an unreachable cluster is an error
+// naming the target.
+func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	o, err := ParseOptions(cfg.Options)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	if cfg.Plan == nil || cfg.Variant == nil || cfg.Plan.Design.Cassandra == nil {
+		name := "the scenario"
+		if cfg.Variant != nil && cfg.Plan != nil {
+			name = "variant " + cfg.Variant.Name + " (design " + cfg.Plan.Design.Name + ")"
+		}
+		return nil, &UsageError{fmt.Errorf("%s has no cassandra section: the cassandra backend runs Cassandra designs only (use --backend mongo or sim for it)", name)}
+	}
+	t, err := parseTarget(cfg.Target, o.PasswordFile)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	b := &Backend{cfg: cfg, opts: o, target: t, stmts: map[*design.Step]*stmt{}, obs: newObserver()}
+	b.timeout = 5 * time.Second
+	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
+		b.timeout = cfg.Scenario.Load.Timeout
+	}
+	b.keyspace = keyspaceName(o.Keyspace, cfg.Plan.Design.Cassandra.Keyspace, cfg.Variant.Name)
+
+	// A first session with plain round robin: it learns the cluster (local DC, ring,
+	// version) and runs the DDL; the measuring session is then opened knowing the local DC
+	// and with the keyspace in place, so token awareness has replica metadata from the start.
+	setup, err := b.connect(gocql.RoundRobinHostPolicy(), false)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.discover(ctx, setup); err != nil {
+		setup.Close()
+		return nil, err
+	}
+	b.logf("variant %s → keyspace %s on %s (Cassandra %s, %d nodes, local dc %s)", cfg.Variant.Name, b.keyspace, t.redacted, b.release, len(b.peers), b.localDC)
+	if err := b.createSchema(ctx, setup); err != nil {
+		setup.Close()
+		return nil, err
+	}
+	setup.Close()
+	policy := gocql.TokenAwareHostPolicy(gocql.DCAwareRoundRobinPolicy(b.localDC), gocql.ShuffleReplicas())
+	b.session, err = b.connect(policy, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.prepare(ctx); err != nil {
+		b.session.Close()
+		return nil, err
+	}
+	if o.Load.Ops > 0 {
+		if err := b.load(ctx); err != nil {
+			b.session.Close()
+			return nil, err
+		}
+	}
+	b.before = b.snapshot(ctx)
+	b.obs.reset()
+	return b, nil
+}
+
+// connect opens a session on the target.
+func (b *Backend) connect(policy gocql.HostSelectionPolicy, observe bool) (*gocql.Session, error) {
+	c := gocql.NewCluster(b.target.hosts...)
+	c.Port = b.target.port
+	c.ConnectTimeout = b.opts.ConnectTimeout
+	c.Timeout = b.opts.RequestTimeout
+	if c.Timeout == 0 {
+		c.Timeout = b.timeout
+	}
+	c.NumConns = b.opts.NumConns
+	c.ProtoVersion = b.opts.ProtocolVersion
+	c.PoolConfig.HostSelectionPolicy = policy
+	c.Logger = quietLogger{}
+	c.MaxWaitSchemaAgreement = 60 * time.Second
+	if b.opts.Retry.Attempts > 0 {
+		c.RetryPolicy = &gocql.ExponentialBackoffRetryPolicy{NumRetries: b.opts.Retry.Attempts, Min: b.opts.Retry.MinBackoff, Max: b.opts.Retry.MaxBackoff}
+	} else {
+		c.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 0}
+	}
+	if b.target.user != "" {
+		c.Authenticator = gocql.PasswordAuthenticator{Username: b.target.user, Password: b.target.password}
+	}
+	if b.opts.TLS.Enabled {
+		c.SslOpts = &gocql.SslOptions{
+			Config:                 &tls.Config{InsecureSkipVerify: b.opts.TLS.InsecureSkipVerify}, //nolint:gosec // the user asked for it
+			CaPath:                 b.opts.TLS.CAFile,
+			CertPath:               b.opts.TLS.CertFile,
+			KeyPath:                b.opts.TLS.KeyFile,
+			EnableHostVerification: !b.opts.TLS.InsecureSkipVerify,
+		}
+	}
+	if observe {
+		c.QueryObserver = b.obs
+		c.BatchObserver = b.obs
+	}
+	s, err := c.CreateSession()
+	if err != nil {
+		return nil, fmt.Errorf("cassandra %s: connect (connect_timeout %s): %s", b.target.redacted, b.opts.ConnectTimeout, b.redact(err.Error()))
+	}
+	return s, nil
+}
+
+// discover reads the local DC, release version and ring from system.local/peers_v2.
+func (b *Backend) discover(ctx context.Context, s *gocql.Session) error {
+	ctx, cancel := context.WithTimeout(ctx, b.opts.ConnectTimeout)
+	defer cancel()
+	peers, local, err := readPeers(ctx, s)
+	if err != nil {
+		return fmt.Errorf("cassandra %s: reading system.local/system.peers_v2: %s", b.target.redacted, b.redact(err.Error()))
+	}
+	b.peers, b.release, b.cluster = peers, local.release, local.cluster
+	b.localDC = b.target.dc
+	if b.localDC == "" {
+		b.localDC = b.opts.LocalDC
+	}
+	if b.localDC == "" {
+		b.localDC = local.dc
+	} else if !hasDC(peers, b.localDC) {
+		return &UsageError{fmt.Errorf("--target %s: data centre %q is not in the cluster (it has %s)", b.target.redacted, b.localDC, strings.Join(dcs(peers), ", "))}
+	}
+	b.ring, err = placement.RingFromPeers(peers)
+	if err != nil {
+		return fmt.Errorf("cassandra %s: ring: %v", b.target.redacted, err)
+	}
+	return nil
+}
+
+func (b *Backend) logf(format string, args ...any) {
+	fmt.Fprintf(b.cfg.Log, "cassandra: "+format+"\n", args...)
+}
+
+// note records something the results must show, and tells the user now.
+func (b *Backend) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	b.notes = append(b.notes, s)
+	b.logf("%s", s)
+}
+
+// redact removes the password (should a driver message ever carry it) from text.
+func (b *Backend) redact(s string) string {
+	if b.target.password != "" {
+		s = strings.ReplaceAll(s, b.target.password, "***")
+	}
+	return s
+}
+
+// prepare rewrites every Cassandra step's CQL to the variant's keyspace and prepares it on
+// the cluster now, so a statement the server rejects fails Open (naming the step) rather
+// than every operation of the run.
+func (b *Backend) prepare(ctx context.Context) error {
+	m := b.cfg.Plan.Model
+	dks := b.cfg.Plan.Design.Cassandra.Keyspace
+	for i := range m.Ops {
+		for _, s := range b.cfg.Plan.Steps(i) {
+			if s.Database != design.Cassandra || b.stmts[s] != nil {
+				continue
+			}
+			st := &stmt{cql: rewriteKeyspace(s.CQL, dks, b.keyspace), lwt: s.Kind == design.LWT, read: !s.Kind.IsWrite()}
+			cl := s.Consistency
+			if cl == "" {
+				cl = "LOCAL_QUORUM"
+			}
+			c, err := gocql.ParseConsistencyWrapper(cl)
+			if err != nil {
+				return &UsageError{fmt.Errorf("%s step %d: consistency %q: %v", s.Op, s.Index, cl, err)}
+			}
+			st.consistency = c
+			st.serial = gocql.Serial
+			if s.Serial != "" {
+				if st.serial, err = gocql.ParseConsistencyWrapper(s.Serial); err != nil {
+					return &UsageError{fmt.Errorf("%s step %d: serial consistency %q: %v", s.Op, s.Index, s.Serial, err)}
+				}
+			}
+			st.idempotent = idempotent(s, st.cql)
+			pctx, cancel := context.WithTimeout(ctx, b.opts.ConnectTimeout)
+			_, err = b.session.StatementMetadata(pctx, st.cql, b.keyspace)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("cassandra %s: preparing %s step %d (%s): %s", b.target.redacted, s.Op, s.Index, st.cql, b.redact(err.Error()))
+			}
+			b.stmts[s] = st
+		}
+	}
+	return nil
+}
+
+// idempotent reports whether a retry cannot change the outcome: reads, and writes that
+// set values (not LWTs, counters, or list appends/removals).
+func idempotent(s *design.Step, cql string) bool {
+	if !s.Kind.IsWrite() {
+		return true
+	}
+	if s.Kind == design.LWT {
+		return false
+	}
+	set := cql
+	if i := strings.Index(cql, " SET "); i >= 0 {
+		set = cql[i:]
+		if j := strings.Index(set, " WHERE "); j >= 0 {
+			set = set[:j]
+		}
+		if strings.Contains(set, "+") || strings.Contains(set, " - ") {
+			return false
+		}
+	}
+	return true
+}
+
+// rewriteKeyspace points a statement at the variant's keyspace (the design's CQL names the
+// design's keyspace: INSERT INTO ks.t, UPDATE ks.t, SELECT … FROM ks.t, DELETE FROM ks.t).
+func rewriteKeyspace(cql, designKS, ks string) string {
+	for _, q := range []string{designKS, `"` + strings.ReplaceAll(designKS, `"`, `""`) + `"`} {
+		if i := strings.Index(cql, " "+q+"."); i >= 0 {
+			return cql[:i+1] + ks + cql[i+1+len(q):]
+		}
+	}
+	return cql
+}
+
+// Execute runs the operation's Cassandra accesses in order; consecutive writes of the same
+// batch group travel in one batch. The first failure ends the operation.
+func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome {
+	accp, _ := b.accPool.Get().(*[]design.Access)
+	if accp == nil {
+		accp = new([]design.Access)
+	}
+	defer b.accPool.Put(accp)
+	acc := b.cfg.Plan.Accesses(op, (*accp)[:0])
+	*accp = acc
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	for i := 0; i < len(acc); i++ {
+		a := &acc[i]
+		if a.Step.Database != design.Cassandra {
+			b.foreign.Add(1)
+			return backend.Outcome{Class: metrics.NotSupported, Err: fmt.Errorf("%s step %d runs on %s: the cassandra backend runs only the design's Cassandra steps", a.Step.Op, a.Step.Index, a.Step.Database)}
+		}
+		if a.Step.Batch != design.NoBatch {
+			j := i + 1
+			for j < len(acc) && acc[j].Step.Batch == a.Step.Batch && acc[j].Step.BatchGroup == a.Step.BatchGroup && acc[j].Step.Database == design.Cassandra {
+				j++
+			}
+			if j-i > 1 {
+				if err := b.runBatch(ctx, acc[i:j], op); err != nil {
+					return b.fail(ctx, a, err)
+				}
+				i = j - 1
+				continue
+			}
+		}
+		if err := b.run(ctx, a, op); err != nil {
+			return b.fail(ctx, a, err)
+		}
+	}
+	return backend.Outcome{}
+}
+
+func (b *Backend) fail(ctx context.Context, a *design.Access, err error) backend.Outcome {
+	return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.redact(fmt.Sprintf("%s step %d %s %s: %v", a.Step.Op, a.Step.Index, a.Step.Statement, a.Step.Target, err)))}
+}
+
+func (b *Backend) args(a *design.Access, op *workloads.Op) []any {
+	vals := a.Bind(op, nil)
+	for i, v := range vals {
+		vals[i] = toDriver(v)
+	}
+	return vals
+}
+
+// run sends one access's statement.
+func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) error {
+	st := b.stmts[a.Step]
+	if st == nil {
+		return fmt.Errorf("no prepared statement for %s", a.Step)
+	}
+	b.statements.Add(1)
+	q := b.session.Query(st.cql, b.args(a, op)...).Consistency(st.consistency).Idempotent(st.idempotent)
+	switch {
+	case st.lwt:
+		q = q.SerialConsistency(st.serial)
+		iter := q.IterContext(ctx)
+		applied := true
+		if cols := iter.Columns(); len(cols) > 0 && cols[0].Name == "[applied]" {
+			m := map[string]any{}
+			if iter.MapScan(m) {
+				applied, _ = m["[applied]"].(bool)
+			}
+		}
+		if err := iter.Close(); err != nil {
+			return err
+		}
+		if applied {
+			b.applied.Add(1)
+		} else {
+			b.notApplied.Add(1)
+		}
+		return nil
+	case st.read:
+		iter := q.IterContext(ctx)
+		n := iter.NumRows()
+		if err := iter.Close(); err != nil {
+			return err
+		}
+		if n > 0 {
+			b.found.Add(1)
+		} else {
+			b.missed.Add(1)
+		}
+		return nil
+	}
+	return q.ExecContext(ctx)
+}
+
+// runBatch sends the accesses in one batch, at the first step's consistency.
+func (b *Backend) runBatch(ctx context.Context, acc []design.Access, op *workloads.Op) error {
+	typ := gocql.LoggedBatch
+	if acc[0].Step.Batch == design.UnloggedBatch {
+		typ = gocql.UnloggedBatch
+	}
+	first := b.stmts[acc[0].Step]
+	bt := b.session.Batch(typ).Consistency(first.consistency).SerialConsistency(first.serial)
+	lwt := false
+	for i := range acc {
+		st := b.stmts[acc[i].Step]
+		if st == nil {
+			return fmt.Errorf("no prepared statement for %s", acc[i].Step)
+		}
+		lwt = lwt || st.lwt
+		bt.Query(st.cql, b.args(&acc[i], op)...)
+	}
+	b.batches.Add(1)
+	b.statements.Add(int64(len(acc)))
+	if lwt {
+		applied, iter, err := bt.ExecCASContext(ctx)
+		if iter != nil {
+			iter.Close()
+		}
+		if err == nil {
+			if applied {
+				b.applied.Add(1)
+			} else {
+				b.notApplied.Add(1)
+			}
+		}
+		return err
+	}
+	return bt.ExecContext(ctx)
+}
+
+// Close closes the session.
+func (b *Backend) Close() error {
+	if b.session != nil {
+		b.session.Close()
+	}
+	return nil
+}
+
+// Keyspace is the variant's keyspace.
+func (b *Backend) Keyspace() string { return b.keyspace }
+
+// Ring is the cluster's token ring as read at Open (system.local and system.peers_v2).
+func (b *Backend) Ring() *placement.Ring { return b.ring }
+
+// LocalDC is the data centre the client prefers.
+func (b *Backend) LocalDC() string { return b.localDC }
+
+// Release is the contact point's release_version.
+func (b *Backend) Release() string { return b.release }
+
+// Notes lists what the results must say (design features changed to fit the cluster).
+func (b *Backend) Notes() []string { return append([]string(nil), b.notes...) }
+
+// Describe says what the backend talks to, for the summary.
+func (b *Backend) Describe() backend.Info {
+	d := map[string]string{
+		"keyspace":  b.keyspace,
+		"local_dc":  b.localDC,
+		"nodes":     fmt.Sprint(len(b.peers)),
+		"num_conns": fmt.Sprint(b.opts.NumConns),
+		"timeout":   b.timeout.String(),
+		"policy":    "token-aware (shuffled replicas), DC-aware round robin fallback",
+		"retries":   fmt.Sprint(b.opts.Retry.Attempts),
+	}
+	if b.cluster != "" {
+		d["cluster"] = b.cluster
+	}
+	return backend.Info{Name: "cassandra", Target: b.target.redacted, Server: "Apache Cassandra " + b.release, Details: d}
+}
+
+// quietLogger drops the driver's log lines: they go to stderr mid-run (reconnect
+// attempts to a stopped node, every few seconds) and say nothing the error classes and
+// per-node counts do not.
+type quietLogger struct{}
+
+func (quietLogger) Error(string, ...gocql.LogField)   {}
+func (quietLogger) Warning(string, ...gocql.LogField) {}
+func (quietLogger) Info(string, ...gocql.LogField)    {}
+func (quietLogger) Debug(string, ...gocql.LogField)   {}

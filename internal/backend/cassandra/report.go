@@ -1,0 +1,188 @@
+package cassandra
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/shardbench/shardbench/internal/results"
+)
+
+// serverSnapshot is what each node said at one moment: per node, per table of the
+// variant's keyspace, the local read/write counts from system_views.
+type serverSnapshot struct {
+	ok     bool
+	err    string
+	tables map[string]map[string]tableStat // node → table → stat
+}
+
+type tableStat struct {
+	reads, writes   int64
+	readMS, writeMS float64 // mean since start (system_views gives rates and percentiles per node)
+}
+
+// snapshot asks every node (pinned with SetHostID) for its local_read_latency and
+// local_write_latency rows of the variant's keyspace.
+func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s := serverSnapshot{tables: map[string]map[string]tableStat{}}
+	for _, h := range b.session.GetHosts() {
+		node := h.ConnectAddress().String()
+		m := map[string]tableStat{}
+		for _, view := range []string{"local_read_latency", "local_write_latency"} {
+			iter := b.session.Query("SELECT table_name, count, mean_ms FROM system_views."+view+" WHERE keyspace_name = ?", b.keyspace).
+				SetHostID(h.HostID()).Consistency(gocql.One).IterContext(ctx)
+			var table string
+			var count int64
+			var mean float64
+			for iter.Scan(&table, &count, &mean) {
+				st := m[table]
+				if view == "local_read_latency" {
+					st.reads, st.readMS = count, mean
+				} else {
+					st.writes, st.writeMS = count, mean
+				}
+				m[table] = st
+			}
+			if err := iter.Close(); err != nil {
+				s.err = node + ": system_views." + view + ": " + b.redact(err.Error())
+				continue
+			}
+		}
+		s.tables[node] = m
+	}
+	s.ok = s.err == ""
+	return s
+}
+
+// Report adds the per-node coordinator counts to the variant and the cluster's view to
+// server.json: release version, nodes with DC/rack and token counts, requests each node
+// coordinated (client-side), and per node and table the local reads and writes
+// (system_views, after − before), which count replica work: at RF 3 every write lands on
+// three nodes.
+func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.Dir) error {
+	coords := b.obs.snapshot()
+	after := b.snapshot(ctx)
+	for _, n := range b.notes {
+		if !contains(v.Notes, n) {
+			v.Notes = append(v.Notes, n)
+		}
+	}
+	if n := b.foreign.Load(); n > 0 {
+		v.Notes = append(v.Notes, fmt.Sprintf("%d operation(s) have steps on another database (MongoDB): counted not_supported by the cassandra backend", n))
+	}
+	for _, c := range coords {
+		v.Nodes = append(v.Nodes, results.NodeCount{Node: c.Node, Ops: c.Requests})
+	}
+	sv := results.ServerVariant{Variant: v.Name, Source: fmt.Sprintf("system.local/peers_v2 + system_views (Apache Cassandra %s, %d nodes)", b.release, len(b.peers))}
+	nt := results.ServerTable{Title: "nodes (system.local / system.peers_v2)", Subject: "nodes",
+		Columns: []string{"node", "dc", "rack", "tokens", "owns (primary)"}, Numeric: []bool{false, false, false, true, true}}
+	own := make([]float64, len(b.ring.Nodes))
+	for i := range b.ring.Tokens {
+		own[b.ring.Owner[i]] += b.ring.Size(i)
+	}
+	for i, p := range b.peers {
+		nt.Rows = append(nt.Rows, []string{p.Host, p.DC, p.Rack, strconv.Itoa(len(p.Tokens)), fmt.Sprintf("%.1f%%", 100*own[b.ring.NodeIndex(p.Host)])})
+		_ = i
+	}
+	sv.Tables = append(sv.Tables, nt)
+	ct := results.ServerTable{Title: "requests per coordinator (client-side, query observer)", Subject: "nodes",
+		Columns: []string{"node", "requests", "batches", "errors", "mean ms"}, Numeric: []bool{false, true, true, true, true}}
+	var total int64
+	for _, c := range coords {
+		total += c.Requests
+		ct.Rows = append(ct.Rows, []string{c.Node, itoa(c.Requests), itoa(c.Batches), itoa(c.Errors), strconv.FormatFloat(c.MeanMS, 'f', 2, 64)})
+	}
+	sv.Tables = append(sv.Tables, ct)
+	if b.before.ok && after.ok {
+		lt := results.ServerTable{Title: "local reads and writes per node and table during the run (system_views.local_read/write_latency, after − before)", Subject: "nodes",
+			Columns: []string{"node", "table", "reads", "writes", "read mean ms", "write mean ms"}, Numeric: []bool{false, false, true, true, true, true}}
+		var nodes []string
+		for n := range after.tables {
+			nodes = append(nodes, n)
+		}
+		sort.Strings(nodes)
+		var localWrites int64
+		for _, n := range nodes {
+			var tables []string
+			for t := range after.tables[n] {
+				tables = append(tables, t)
+			}
+			sort.Strings(tables)
+			for _, t := range tables {
+				a, p := after.tables[n][t], b.before.tables[n][t]
+				lt.Rows = append(lt.Rows, []string{n, t, itoa(a.reads - p.reads), itoa(a.writes - p.writes), strconv.FormatFloat(a.readMS, 'f', 3, 64), strconv.FormatFloat(a.writeMS, 'f', 3, 64)})
+				localWrites += a.writes - p.writes
+			}
+		}
+		lt.Note = "mean ms is each node's mean since it started (system_views keeps no per-interval mean)"
+		sv.Tables = append(sv.Tables, lt)
+		// Each write a coordinator sends should be applied by RF replicas.
+		if w := b.statements.Load(); w > 0 && localWrites == 0 && b.writeSteps() {
+			sv.Disagreements = append(sv.Disagreements, fmt.Sprintf("the client sent %d statements but no node counted a local write in %s", w, b.keyspace))
+		}
+	} else {
+		msg := after.err
+		if msg == "" {
+			msg = b.before.err
+		}
+		sv.Notes = append(sv.Notes, "system_views not available before and after the run: "+msg)
+	}
+	if f, m := b.found.Load(), b.missed.Load(); f+m > 0 {
+		sv.Notes = append(sv.Notes, fmt.Sprintf("reads that found rows: %d of %d (%.0f%%); without a load phase (backends.cassandra.load.ops) reads of existing entities miss", f, f+m, 100*float64(f)/float64(f+m)))
+	}
+	if a, n := b.applied.Load(), b.notApplied.Load(); a+n > 0 {
+		sv.Notes = append(sv.Notes, fmt.Sprintf("lightweight transactions: %d applied, %d not applied (condition false: counted ok, the workload's outcome, not an error)", a, n))
+	}
+	sv.Notes = append(sv.Notes, b.notes...)
+	_ = total
+	return addServerVariant(dir, sv)
+}
+
+func (b *Backend) writeSteps() bool {
+	for s := range b.stmts {
+		if s.Kind.IsWrite() {
+			return true
+		}
+	}
+	return false
+}
+
+// addServerVariant merges one variant into server.json (variants of a run report one
+// after another into the same file).
+func addServerVariant(dir *results.Dir, sv results.ServerVariant) error {
+	r, err := results.ReadServer(dir.Path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if r == nil {
+		r = &results.ServerReport{}
+	}
+	replaced := false
+	for i := range r.Variants {
+		if r.Variants[i].Variant == sv.Variant {
+			r.Variants[i], replaced = sv, true
+		}
+	}
+	if !replaced {
+		r.Variants = append(r.Variants, sv)
+	}
+	return dir.WriteServer(r)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
