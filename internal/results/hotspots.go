@@ -179,8 +179,8 @@ func (h *Hotspots) Variant(name string) *HotspotsVariant {
 // AddHotspots adds (or replaces) one variant's analysis in hotspots.json. Variants
 // simulated in parallel call it concurrently; the read-modify-write is serialised.
 func (d *Dir) AddHotspots(v HotspotsVariant) error {
-	d.hsMu.Lock()
-	defer d.hsMu.Unlock()
+	d.addMu.Lock()
+	defer d.addMu.Unlock()
 	h, err := ReadHotspots(d.Path)
 	if err != nil {
 		return err
@@ -188,10 +188,17 @@ func (d *Dir) AddHotspots(v HotspotsVariant) error {
 	if h == nil {
 		h = &Hotspots{}
 	}
-	if old := h.Variant(v.Variant); old != nil {
-		*old = v
-	} else {
-		h.Variants = append(h.Variants, v)
-	}
+	h.Variants = upsert(h.Variants, v, func(x *HotspotsVariant) string { return x.Variant })
 	return d.WriteHotspots(h)
+}
+
+// upsert replaces the element with v's name, or appends v.
+func upsert[V any](list []V, v V, name func(*V) string) []V {
+	for i := range list {
+		if name(&list[i]) == name(&v) {
+			list[i] = v
+			return list
+		}
+	}
+	return append(list, v)
 }

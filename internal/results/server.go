@@ -104,3 +104,19 @@ func (r *ServerReport) Variant(name string) *ServerVariant {
 	}
 	return nil
 }
+
+// AddServer adds (or replaces) one variant's server-side view in server.json; safe for
+// variants finishing concurrently.
+func (d *Dir) AddServer(v ServerVariant) error {
+	d.addMu.Lock()
+	defer d.addMu.Unlock()
+	r, err := ReadServer(d.Path)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		r = &ServerReport{}
+	}
+	r.Variants = upsert(r.Variants, v, func(x *ServerVariant) string { return x.Variant })
+	return d.WriteServer(r)
+}

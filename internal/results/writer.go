@@ -21,10 +21,10 @@ import (
 type Dir struct {
 	Path string
 
-	mu   sync.Mutex
-	hsMu sync.Mutex // hotspots.json read-modify-write
-	ts   *os.File
-	tw   *bufio.Writer
+	mu    sync.Mutex
+	addMu sync.Mutex // read-modify-write of hotspots.json and server.json
+	ts    *os.File
+	tw    *bufio.Writer
 }
 
 // Create makes a new results directory. It refuses to write into a directory that already

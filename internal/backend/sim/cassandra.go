@@ -240,10 +240,10 @@ func (c *cassCluster) addNode(dc, rack string, at int64) (string, error) {
 	return c.pl.Ring.Nodes[idx].Name, nil
 }
 
-func (c *cassCluster) sample(s *Simulator, ts float64) {
+func (c *cassCluster) sample(s *Simulator) {
 	for i, n := range c.pl.Ring.Nodes {
-		s.point(ts, n.Name, "read", c.up[i], c.reads[i])
-		s.point(ts, n.Name, "write", c.up[i], c.writes[i])
+		s.observe(n.Name, c.up[i], c.reads[i])
+		s.observe(n.Name, c.up[i], c.writes[i])
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/shardbench/shardbench/internal/metrics"
 	pm "github.com/shardbench/shardbench/internal/placement/mongo"
 	"github.com/shardbench/shardbench/internal/plan"
+	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -310,10 +311,32 @@ func (c *mongoCluster) migrate(t int64) {
 	}
 }
 
-func (c *mongoCluster) sample(s *Simulator, ts float64) {
+func (c *mongoCluster) sample(s *Simulator) {
 	for _, rs := range c.shards {
 		for i, st := range rs.members {
-			s.point(ts, rs.memberName(i), "member", rs.up[i], st)
+			s.observe(rs.memberName(i), rs.up[i], st)
 		}
 	}
+}
+
+// chunkTable lists each sharded collection's chunks per shard at the end of the run.
+func (c *mongoCluster) chunkTable() results.ServerTable {
+	t := results.ServerTable{Title: "chunks per shard at the end (simulated balancer)", Columns: append([]string{"collection"}, c.pl.Shards...)}
+	t.Numeric = make([]bool, len(t.Columns))
+	for i := 1; i < len(t.Numeric); i++ {
+		t.Numeric[i] = true
+	}
+	for _, coll := range c.pl.Collections() {
+		counts := c.pl.Tables[coll].ChunksPerShard()
+		row := []string{coll}
+		for i := range c.pl.Shards {
+			n := 0
+			if i < len(counts) {
+				n = counts[i]
+			}
+			row = append(row, strconv.Itoa(n))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }

@@ -46,7 +46,8 @@ type Simulator struct {
 
 	tick     int64
 	nextTick int64
-	series   []NodePoint
+	nodes     map[string]*nodeSeries
+	nodeOrder []string
 	ops      int64
 	rng      *rand.Rand
 }
@@ -72,6 +73,7 @@ func Open(_ context.Context, cfg backend.Config) (*Simulator, error) {
 	s.events = slices.Clone(cfg.Scenario.Events)
 	sort.SliceStable(s.events, func(i, j int) bool { return s.events[i].At < s.events[j].At })
 	s.sizes = newPartitionSizes(16)
+	s.nodes = map[string]*nodeSeries{}
 	return s, nil
 }
 
@@ -283,43 +285,106 @@ func (s *Simulator) apply(e scenario.Event) {
 	s.applied = append(s.applied, rec)
 }
 
-// NodePoint is one node's (or shard member's) figures over one tick of virtual time.
-type NodePoint struct {
-	Variant     string  `json:"variant"`
-	TS          float64 `json:"t_s"`
-	Node        string  `json:"node"`
-	Stage       string  `json:"stage"` // read | write (Cassandra stages), member (MongoDB)
-	Up          bool    `json:"up"`
-	Jobs        int64   `json:"jobs"`
-	Drops       int64   `json:"drops"`
-	Utilisation float64 `json:"utilisation"`
-	MeanQueue   float64 `json:"mean_queue"`
+// nodeSeries is one node's (or shard member's) figures over the run, a point per tick:
+// utilisation (busy worker time over capacity, all stages together) and mean queue
+// length.
+type nodeSeries struct {
+	name       string
+	util       [][2]float64
+	queue      [][2]float64
+	jobs       int64
+	drops      int64
+	down       int // ticks spent down
+	busy, capa float64
+	q          float64
 }
-
-// NodesFile holds the simulated per-node time series of every variant (JSON lines).
-const NodesFile = "nodes.jsonl"
 
 func (s *Simulator) sampleUntil(t int64) {
 	for s.nextTick <= t {
 		ts := float64(s.nextTick) / 1e9
 		if s.cass != nil {
-			s.cass.sample(s, ts)
+			s.cass.sample(s)
 		}
 		if s.mongo != nil {
-			s.mongo.sample(s, ts)
+			s.mongo.sample(s)
 		}
+		s.closeTick(ts)
 		s.nextTick += s.tick
 	}
 }
 
-func (s *Simulator) point(ts float64, node, stage string, up bool, st *Station) {
+// observe folds one station's tick into its node's point (a Cassandra node's read and
+// write stages make one point).
+func (s *Simulator) observe(node string, up bool, st *Station) {
+	ns := s.nodes[node]
+	if ns == nil {
+		ns = &nodeSeries{name: node}
+		s.nodes[node] = ns
+		s.nodeOrder = append(s.nodeOrder, node)
+	}
 	x := st.Take(s.tick)
-	s.series = append(s.series, NodePoint{Variant: s.cfg.Variant.Name, TS: ts, Node: node, Stage: stage, Up: up, Jobs: x.Jobs, Drops: x.Drops, Utilisation: x.Utilisation, MeanQueue: x.MeanQueue})
+	w := float64(st.Workers())
+	ns.busy += x.Utilisation * w
+	ns.capa += w
+	ns.q += x.MeanQueue
+	ns.jobs += x.Jobs
+	ns.drops += x.Drops
+	if !up {
+		ns.down++
+	}
+}
+
+// closeTick turns the stations observed at ts into each node's point.
+func (s *Simulator) closeTick(ts float64) {
+	for _, name := range s.nodeOrder {
+		ns := s.nodes[name]
+		if ns.capa == 0 {
+			continue
+		}
+		ns.util = append(ns.util, [2]float64{ts, ns.busy / ns.capa})
+		ns.queue = append(ns.queue, [2]float64{ts, ns.q})
+		ns.busy, ns.capa, ns.q = 0, 0, 0
+	}
+}
+
+// serverView is the simulator's model of the servers, in server.json's format.
+func (s *Simulator) serverView() results.ServerVariant {
+	sv := results.ServerVariant{Variant: s.cfg.Variant.Name, Source: "simulator model (per-node service stations)"}
+	tbl := results.ServerTable{
+		Title: "per node: simulated requests", Subject: "nodes",
+		Columns: []string{"node", "requests", "dropped (waited past timeout)", "mean utilisation", "peak utilisation", "peak queue", "down (s)"},
+		Numeric: []bool{false, true, true, true, true, true, true},
+	}
+	for _, name := range s.nodeOrder {
+		ns := s.nodes[name]
+		var sum, peak, peakQ float64
+		for i, p := range ns.util {
+			sum += p[1]
+			peak = max(peak, p[1])
+			peakQ = max(peakQ, ns.queue[i][1])
+		}
+		mean := 0.0
+		if len(ns.util) > 0 {
+			mean = sum / float64(len(ns.util))
+		}
+		tbl.Rows = append(tbl.Rows, []string{name, strconv.FormatInt(ns.jobs, 10), strconv.FormatInt(ns.drops, 10),
+			fmt.Sprintf("%.1f%%", 100*mean), fmt.Sprintf("%.1f%%", 100*peak), fmt.Sprintf("%.1f", peakQ),
+			strconv.FormatFloat(float64(ns.down)*s.opt.Tick.Seconds(), 'f', -1, 64)})
+		sv.Series = append(sv.Series,
+			results.ServerSeries{Metric: "utilisation", Unit: "ratio", Node: name, Points: ns.util},
+			results.ServerSeries{Metric: "queue length", Unit: "count", Node: name, Points: ns.queue})
+	}
+	sv.Tables = append(sv.Tables, tbl)
+	if s.mongo != nil {
+		sv.Tables = append(sv.Tables, s.mongo.chunkTable())
+	}
+	sv.Notes = append(sv.Notes, fmt.Sprintf("Utilisation is busy worker time over capacity per %s tick (a Cassandra node's read and write stages together; a MongoDB member's %d workers); queue length is the mean number of requests waiting.", s.opt.Tick, s.opt.MongoDB.Workers))
+	return sv
 }
 
 // Report adds what only the simulator knows to the results: per-node operation counts,
 // the events as applied, the hot-partition analysis (hotspots.json) and the per-node
-// utilisation and queue time series (nodes.jsonl).
+// utilisation and queue length over time (server.json).
 func (s *Simulator) Report(_ context.Context, v *results.Variant, dir *results.Dir) error {
 	if s.placer == nil {
 		return nil
@@ -335,7 +400,7 @@ func (s *Simulator) Report(_ context.Context, v *results.Variant, dir *results.D
 	if err := dir.AddHotspots(hv); err != nil {
 		return err
 	}
-	return appendNodes(dir, s.series)
+	return dir.AddServer(s.serverView())
 }
 
 // sampleHeap orders pending samples by when they are reported: completion, or the

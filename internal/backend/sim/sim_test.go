@@ -210,8 +210,8 @@ func TestDeterministic(t *testing.T) {
 // simulator's time series.
 func jobsByNode(s *Simulator) map[string]int64 {
 	out := map[string]int64{}
-	for _, p := range s.series {
-		out[p.Node] += p.Jobs
+	for name, ns := range s.nodes {
+		out[name] = ns.jobs
 	}
 	return out
 }
