@@ -44,12 +44,12 @@ type Simulator struct {
 	accs    []design.Access
 	sizes   partitionSizes
 
-	tick     int64
-	nextTick int64
+	tick      int64
+	nextTick  int64
 	nodes     map[string]*nodeSeries
 	nodeOrder []string
-	ops      int64
-	rng      *rand.Rand
+	ops       int64
+	rng       *rand.Rand
 }
 
 // Open builds the simulator for one variant. The cluster is laid out when the stream
