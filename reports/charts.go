@@ -204,7 +204,7 @@ func phaseAndEventMarks(sides []*side) timeMarks {
 				label += fmt.Sprintf(" (%d variants)", len(ws))
 			}
 		}
-		tm.marks = append(tm.marks, vmark{X: k.at, Label: truncate(label, 44), Color: c, Width: 1.8, Dash: []vg.Length{vg.Points(6), vg.Points(2)}, Bottom: true})
+		tm.marks = append(tm.marks, vmark{X: k.at, Label: Truncate(label, 44), Color: c, Width: 1.8, Dash: []vg.Length{vg.Points(6), vg.Points(2)}, Bottom: true})
 	}
 	return tm
 }
@@ -709,7 +709,7 @@ func topPartitionsChart(s *side, maxBars int) (*figure, error) {
 		}
 		b.Colors = append(b.Colors, c)
 		b.Texts = append(b.Texts, fmt.Sprintf("%s · %s ops", FormatPct(e.p.Share), FormatCount(float64(e.p.Ops))))
-		labels = append(labels, truncate(e.p.Key, 40))
+		labels = append(labels, Truncate(e.p.Key, 40))
 	}
 	p := newPlot(fmt.Sprintf("%s: hottest partitions", s.Label), "share of its table's operations", "")
 	p.X.Tick.Marker = pctTicks{}
@@ -753,7 +753,7 @@ func nodeLoadChart(s *side) (*figure, error) {
 		}
 		b.Colors = append(b.Colors, c)
 		b.Texts = append(b.Texts, FormatDeviation(v/mean-1))
-		labels = append(labels, truncate(n.Node, 18))
+		labels = append(labels, Truncate(n.Node, 18))
 	}
 	what := "node"
 	if s.Hot.Database == "mongodb" {
@@ -830,7 +830,7 @@ func sizeChart(s *side, maxBars int) (*figure, error) {
 			text += fmt.Sprintf(", %s rows > %s", FormatCount(float64(e.pr.ProjectedRows)), FormatCount(float64(e.pr.LimitRows)))
 		}
 		b.Texts = append(b.Texts, text)
-		labels = append(labels, truncate(shortTable(e.table)+" "+e.pr.Key, 40))
+		labels = append(labels, Truncate(shortTable(e.table)+" "+e.pr.Key, 40))
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 		if e.pr.LimitBytes > 0 {
 			limits[e.pr.LimitBytes] = true

@@ -167,8 +167,8 @@ func FormatSeconds(s float64) string {
 	return fmt.Sprintf("%dm%02ds", m, sec)
 }
 
-// truncate shortens s to at most n runes, ending with an ellipsis when it cut.
-func truncate(s string, n int) string {
+// Truncate shortens s to at most n runes, ending with an ellipsis when it cut.
+func Truncate(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s

@@ -119,7 +119,7 @@ func (r *renderer) hotGlance(hs []*side) *table {
 		p, tb := hottest(h)
 		c := []cell{sideCell(s), {Text: h.Database}, {Text: h.Topology, Class: "wrap"}}
 		if p != nil {
-			c = append(c, cell{Text: shortTable(tb.Table) + " " + truncate(p.Key, 48), Class: "wrap"}, shareCell(p.Share), shareCell(topShare(tb, 0.01)))
+			c = append(c, cell{Text: shortTable(tb.Table) + " " + Truncate(p.Key, 48), Class: "wrap"}, shareCell(p.Share), shareCell(topShare(tb, 0.01)))
 		} else {
 			c = append(c, cell{Text: "—"}, num("—"), num("—"))
 		}

@@ -128,7 +128,7 @@ func chartImage(p *plot.Plot, legend []legendEntry) ([]byte, error) {
 	if title := p.Title.Text; title != "" {
 		sty := p.Title.TextStyle
 		for sty.Width(title) > dc.Max.X-dc.Min.X && len([]rune(title)) > 10 {
-			title = truncate(title, len([]rune(title))-2)
+			title = Truncate(title, len([]rune(title))-2)
 		}
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
 		dc.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y}, title)
@@ -147,7 +147,7 @@ func chartImage(p *plot.Plot, legend []legendEntry) ([]byte, error) {
 		l.ThumbnailWidth = vg.Points(22)
 		var w vg.Length
 		for _, e := range legend {
-			lab := truncate(e.Label, 34)
+			lab := Truncate(e.Label, 34)
 			l.Add(lab, e.Thumb)
 			w = max(w, l.TextStyle.Width(lab))
 		}

@@ -825,7 +825,7 @@ func (r *renderer) glanceTable() *table {
 			p, tb := hottest(s.Hot)
 			bn := busiestNode(s.Hot)
 			if p != nil {
-				c = append(c, cell{Text: shortTable(tb.Table) + " " + truncate(p.Key, 48), Class: "wrap"}, shareCell(p.Share))
+				c = append(c, cell{Text: shortTable(tb.Table) + " " + Truncate(p.Key, 48), Class: "wrap"}, shareCell(p.Share))
 			} else {
 				c = append(c, cell{Text: "—"}, num("—"))
 			}

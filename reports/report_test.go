@@ -126,7 +126,7 @@ func checkGolden(t *testing.T, name, got string) {
 				g = gl[i]
 			}
 			if w != g {
-				t.Fatalf("%s differs from the golden file at line %d:\nwant: %s\ngot:  %s\n(if the change is intended: go test ./reports -run Golden -update)", path, i+1, truncate(w, 400), truncate(g, 400))
+				t.Fatalf("%s differs from the golden file at line %d:\nwant: %s\ngot:  %s\n(if the change is intended: go test ./reports -run Golden -update)", path, i+1, Truncate(w, 400), Truncate(g, 400))
 			}
 		}
 	}

@@ -59,7 +59,7 @@ func WriteText(w io.Writer, sum *results.Summary, hot *results.Hotspots) error {
 	for _, v := range sum.Variants {
 		for _, cls := range sortedKeys(v.ErrorExamples) {
 			if msgs := v.ErrorExamples[cls]; len(msgs) > 0 {
-				fmt.Fprintf(w, "%s: %s errors (%s), e.g. %s\n", v.Name, cls, FormatCount(float64(v.Totals.Errors[cls])), truncate(msgs[0], 200))
+				fmt.Fprintf(w, "%s: %s errors (%s), e.g. %s\n", v.Name, cls, FormatCount(float64(v.Totals.Errors[cls])), Truncate(msgs[0], 200))
 			}
 		}
 	}
@@ -88,7 +88,7 @@ func textErrors(t results.OpStats) string {
 func hotLine(hv *results.HotspotsVariant) string {
 	var parts []string
 	if p, t := hottest(hv); p != nil {
-		parts = append(parts, fmt.Sprintf("hottest partition %s %s takes %s of its table (%s ops)", shortTable(t.Table), truncate(p.Key, 60), FormatPct(p.Share), FormatCount(float64(p.Ops))))
+		parts = append(parts, fmt.Sprintf("hottest partition %s %s takes %s of its table (%s ops)", shortTable(t.Table), Truncate(p.Key, 60), FormatPct(p.Share), FormatCount(float64(p.Ops))))
 	} else {
 		parts = append(parts, "no partition data")
 	}

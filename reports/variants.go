@@ -132,7 +132,7 @@ func errorsTable(s *side) *table {
 			share = float64(n) / float64(tot.Scheduled)
 		}
 		ex := strings.Join(examples, " · ")
-		t.Rows = append(t.Rows, row{Cells: []cell{{Text: class}, num(FormatCount(float64(n))), num(FormatPct(share)), {Text: truncate(ex, 400), Class: "wrap mono"}}})
+		t.Rows = append(t.Rows, row{Cells: []cell{{Text: class}, num(FormatCount(float64(n))), num(FormatPct(share)), {Text: Truncate(ex, 400), Class: "wrap mono"}}})
 	}
 	for _, c := range results.SortedErrorClasses(tot.Errors) {
 		add(c, tot.Errors[c], s.V.ErrorExamples[c])

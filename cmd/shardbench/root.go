@@ -54,6 +54,7 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newSchemaCmd(io, nil),
 		newReportCmd(io, nil),
 		newCompareCmd(io, nil),
+		newPlanCmd(io, nil),
 	)
 	return root
 }

@@ -85,8 +85,10 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 	o.last = max(o.last, op.Time)
 	t := o.table(a.Step)
 	write := a.Step.Kind.IsWrite()
+	// Rows and bytes count growth: what inserts add. An update overwrites what is there
+	// and a delete removes it, so neither grows a partition (tombstones aside).
 	rows, bytes := int64(0), int64(0)
-	if write {
+	if write && grows(a.Step) {
 		rows, bytes = int64(a.Rows), int64(a.Bytes)
 	}
 	if len(w.Key) > 0 {
@@ -114,6 +116,14 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 		}
 	}
 	o.countNodes(a, op, w, write, bytes)
+}
+
+func grows(s *design.Step) bool {
+	switch s.Statement {
+	case "INSERT", "insertOne", "insertMany":
+		return true
+	}
+	return false
 }
 
 // countNodes charges the nodes that do the work: a Cassandra write goes to every replica;

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shardbench/shardbench/internal/backend/sim"
+	"github.com/shardbench/shardbench/internal/plan"
+	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/reports"
+)
+
+// PlanOptions are the flags of `shardbench plan`.
+type PlanOptions struct {
+	IO           *IO
+	ScenarioPath string
+	Out          string
+	Duration     time.Duration
+	RateScale    float64
+	Seed         int64
+	SeedSet      bool
+	// Limit stops each variant after this many operations (0: the whole schedule).
+	Limit    int64
+	Quiet    bool
+	NoReport bool
+}
+
+func newPlanCmd(io *IO, runF func(*PlanOptions) error) *cobra.Command {
+	opts := &PlanOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "plan SCENARIO",
+		Short: "Place every key of a scenario on each design's cluster layout, with no database",
+		Long: `plan runs the scenario's whole operation stream through every design variant's
+exact placement — Murmur3 tokens, vnode ranges and replicas on a Cassandra ring; hashed
+values, chunks and shards on a MongoDB cluster — without timing and without a database.
+It writes hotspots.json (the heaviest partitions of every table with their token,
+replicas, chunk or shard; distinct partitions; load per node and shard with the seed's
+30% rule; partition sizes projected to each table's bucket or TTL) and an HTML report.
+
+The layout is the scenario's backends.sim.cluster section (see docs/simulator.md), so
+plan and the simulator place keys the same way.`,
+		Example: `  shardbench plan scenarios/claims/orders-shard-keys.yaml
+  shardbench plan scenarios/black-friday.yaml --duration 2m --out results/bf-plan`,
+		Args: exactArgs(1, "a scenario file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ScenarioPath = args[0]
+			opts.SeedSet = cmd.Flags().Changed("seed")
+			if opts.Limit < 0 {
+				return usageErrorf("--limit must not be negative")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runPlan(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Out, "out", "o", "", "results directory (default results/<scenario>-plan-<time>)")
+	f.DurationVar(&opts.Duration, "duration", 0, "scale every phase so the schedule lasts this long")
+	f.Float64Var(&opts.RateScale, "rate-scale", 0, "multiply every rate")
+	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
+	f.Int64Var(&opts.Limit, "limit", 0, "stop each variant after this many operations (0: the whole schedule)")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing but errors")
+	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report")
+	return cmd
+}
+
+func runPlan(ctx context.Context, opts *PlanOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ov := runOverrides{Duration: opts.Duration, RateScale: opts.RateScale}
+	if opts.SeedSet {
+		ov.Seed = &opts.Seed
+	}
+	in, err := loadRun(opts.ScenarioPath, ov)
+	if err != nil {
+		return err
+	}
+	sc := in.Scenario
+	if in.Variants[0].Plan == nil {
+		return usageErrorf("%s lists no designs: plan places keys on design variants", sc.File)
+	}
+	so, err := sim.ParseOptions(sc.Backends["sim"])
+	if err != nil {
+		return usageError(err)
+	}
+	cluster := so.Cluster
+	if cluster.Seed == 0 {
+		cluster.Seed = uint64(sc.Seed)
+	}
+	out := opts.Out
+	if out == "" {
+		out = filepath.Join("results", results.SafeName(sc.Name)+"-plan-"+time.Now().Format("20060102-150405"))
+	}
+	dir, err := results.Create(out)
+	if err != nil {
+		return usageError(err)
+	}
+	defer dir.Close()
+	asRun, err := sc.AsRun()
+	if err != nil {
+		return err
+	}
+	if err := dir.WriteFile(results.ScenarioFile, asRun); err != nil {
+		return err
+	}
+	ctx, stop, _ := interruptContext(ctx, nil)
+	defer stop()
+
+	if !opts.Quiet {
+		fmt.Fprintf(opts.IO.ErrOut, "shardbench: plan %s: %d variant(s), about %.0f operations each → %s\n", sc.Name, len(in.Variants), in.Schedule.Expected(), out)
+	}
+	hot := &results.Hotspots{Variants: make([]results.HotspotsVariant, len(in.Variants))}
+	errs := make([]error, len(in.Variants))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	started := time.Now()
+	for i, v := range in.Variants {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			stream := func() plan.Stream { return in.Prepared.Model.NewStream(in.Schedule) }
+			hv, n, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, stream, opts.Limit)
+			hot.Variants[i], errs[i] = hv, err
+			if err == nil && !opts.Quiet {
+				fmt.Fprintf(opts.IO.ErrOut, "  %s: %d operations placed\n", v.Name, n)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := dir.WriteHotspots(hot); err != nil {
+		return err
+	}
+	if !opts.Quiet {
+		fmt.Fprintf(opts.IO.ErrOut, "placed in %s\n", time.Since(started).Round(time.Millisecond))
+		printPlan(opts.IO.Out, hot)
+		if err := reports.WriteText(opts.IO.Out, &results.Summary{}, hot); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", out)
+	}
+	if !opts.NoReport {
+		res, err := reports.Render(out, reportOptions("", false, reports.DefaultMaxOpCharts, reports.DefaultMaxVariantCharts))
+		if err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "shardbench: the report could not be rendered: %v (retry with: shardbench report %s)\n", err, out)
+		} else if !opts.Quiet {
+			printReportDone(opts.IO.ErrOut, opts.IO.ErrOut, res)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w; what was placed so far is in %s", err, out)
+		}
+		return err
+	}
+	return nil
+}
+
+// printPlan prints, per variant, every table's key, distinct partitions and hottest
+// partition with where it lives.
+func printPlan(w io.Writer, hot *results.Hotspots) {
+	for _, hv := range hot.Variants {
+		fmt.Fprintf(w, "%s (%s; %s)\n", hv.Variant, hv.Database, hv.Topology)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  table\tkey\tops\tpartitions\thottest partition\tshare\twhere")
+		for _, t := range hv.Tables {
+			parts := fmt.Sprint(t.Partitions)
+			if !t.PartitionsExact {
+				parts = fmt.Sprintf("≈%d", t.Partitions)
+			}
+			hottest, share, where := "-", "-", "-"
+			if len(t.Top) > 0 {
+				p := t.Top[0]
+				hottest, share = reports.Truncate(p.Key, 48), reports.FormatPct(p.Share)
+				switch {
+				case len(p.Replicas) > 0:
+					where = "token " + p.Token + " on " + strings.Join(p.Replicas, ",")
+				case p.Shard != "":
+					where = p.Shard + " " + reports.Truncate(p.Range, 40)
+				}
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Table, t.Key, t.Ops, parts, hottest, share, where)
+		}
+		tw.Flush()
+	}
+}
