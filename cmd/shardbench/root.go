@@ -55,6 +55,7 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newReportCmd(io, nil),
 		newCompareCmd(io, nil),
 		newPlanCmd(io, nil),
+		newKeyCmd(io, nil),
 	)
 	return root
 }

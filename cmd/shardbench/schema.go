@@ -114,17 +114,9 @@ func runSchema(opts *SchemaOptions) error {
 	if opts.Variant != "" {
 		return usageErrorf("--variant applies to a scenario file; for a design use --set")
 	}
-	var overrides []design.Override
-	for _, s := range opts.Set {
-		name, value, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(name) == "" {
-			return usageErrorf("--set %q: want name=value", s)
-		}
-		var node yaml.Node
-		if err := yaml.Unmarshal([]byte(value), &node); err != nil || len(node.Content) == 0 {
-			return usageErrorf("--set %s: the value is not YAML: %v", name, err)
-		}
-		overrides = append(overrides, design.Override{Name: strings.TrimSpace(name), Node: node.Content[0], Pos: yamlx.Pos{File: "--set " + name}})
+	overrides, err := designOverrides(opts.Set)
+	if err != nil {
+		return err
 	}
 	d, err := design.Load(opts.Path, overrides...)
 	if err != nil {
