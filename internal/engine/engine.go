@@ -70,7 +70,7 @@ type Config struct {
 	// HardStop, when closed, abandons in-flight operations without waiting for the drain
 	// (a second Ctrl-C).
 	HardStop <-chan struct{}
-	// SpinBelow overrides how short a wait is spun rather than slept (default 200µs;
+	// SpinBelow overrides how short a wait is spun rather than slept (default DefaultSpinBelow;
 	// negative: never spin, as tests under testing/synctest need).
 	SpinBelow time.Duration
 }
@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 		cfg.Tick = time.Second
 	}
 	if cfg.SpinBelow == 0 {
-		cfg.SpinBelow = defaultSpinBelow
+		cfg.SpinBelow = DefaultSpinBelow
 	}
 	sum := newSummary(&cfg)
 	var mu sync.Mutex // guards sum across parallel simulated variants

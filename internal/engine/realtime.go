@@ -17,11 +17,11 @@ import (
 	"github.com/shardbench/shardbench/workloads"
 )
 
-// defaultSpinBelow: waits shorter than this are spun (yielding) instead of slept, because a
+// DefaultSpinBelow: waits shorter than this are spun (yielding) instead of slept, because a
 // timer sleep overshoots: by about 1 ms on the 2-core Debian VMs this was measured on, for
 // any requested sleep under a millisecond — a hundred times the gap between operations at
 // 100K ops/s. Longer waits sleep until spinBelow before the deadline, then spin.
-const defaultSpinBelow = 2 * time.Millisecond
+const DefaultSpinBelow = 2 * time.Millisecond
 
 // checkpointEvery is how often (in ticks) an in-progress summary is written, so even a
 // SIGKILLed run leaves a readable summary.json that is at most this old.
