@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,30 @@ designs:
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
+	}
+	// The servers' own counts (system_views) are in server.json beside the client's.
+	srv, err := results.ReadServer(out)
+	if err != nil || srv == nil || len(srv.Variants) != 2 {
+		t.Fatalf("server.json: %v", err)
+	}
+	var local, coordinated int64
+	for _, tb := range srv.Variants[0].Tables {
+		for _, row := range tb.Rows {
+			if len(row) < 4 || row[1] != "user_carts" {
+				continue
+			}
+			r, _ := strconv.ParseInt(row[2], 10, 64)
+			w, _ := strconv.ParseInt(row[3], 10, 64)
+			switch {
+			case strings.HasPrefix(tb.Title, "local reads and writes"):
+				local += r + w
+			case strings.HasPrefix(tb.Title, "per node and table"):
+				coordinated += r + w
+			}
+		}
+	}
+	if local == 0 || coordinated == 0 {
+		t.Errorf("server.json lacks the servers' counts for user_carts: local %d coordinated %d; notes %v", local, coordinated, srv.Variants[0].Notes)
 	}
 	t.Logf("QUORUM: ok %d errors %v; ALL: ok %d errors %v", q.Totals.OK, q.Totals.Errors, a.Totals.OK, a.Totals.Errors)
 }

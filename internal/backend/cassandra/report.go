@@ -23,7 +23,12 @@ type serverSnapshot struct {
 
 type tableStat struct {
 	reads, writes   int64
-	readMS, writeMS float64 // mean since start (system_views gives rates and percentiles per node)
+	readMS, writeMS float64 // p99 over the views' recent window (system_views keeps no mean)
+	// Requests this node coordinated for the table, its largest partition and the table's
+	// size on its disk (whole MiB, as the views round them), rows per read (p99).
+	coordReads, coordWrites int64
+	maxPartitionMiB, diskMiB int64
+	rowsP99                 float64
 }
 
 // snapshot asks every node (pinned with SetHostID) for its local_read_latency and
@@ -36,12 +41,13 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 		node := h.ConnectAddress().String()
 		m := map[string]tableStat{}
 		for _, view := range []string{"local_read_latency", "local_write_latency"} {
-			iter := b.session.Query("SELECT table_name, count, mean_ms FROM system_views."+view+" WHERE keyspace_name = ?", b.keyspace).
+			iter := b.session.Query("SELECT table_name, count, p99th_ms FROM system_views."+view+" WHERE keyspace_name = ?", b.keyspace).
 				SetHostID(h.HostID()).Consistency(gocql.One).IterContext(ctx)
 			var table string
 			var count int64
-			var mean float64
-			for iter.Scan(&table, &count, &mean) {
+			var p99 any
+			for iter.Scan(&table, &count, &p99) {
+				mean := toFloat(p99)
 				st := m[table]
 				if view == "local_read_latency" {
 					st.reads, st.readMS = count, mean
@@ -54,6 +60,29 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 				s.err = node + ": system_views." + view + ": " + b.redact(err.Error())
 				continue
 			}
+		}
+		// Sizes and coordinator counts; older servers lack some views, which only
+		// leaves those columns empty.
+		for _, q := range []struct {
+			view, col string
+			set       func(*tableStat, float64)
+		}{
+			{"coordinator_read_latency", "count", func(st *tableStat, x float64) { st.coordReads = int64(x) }},
+			{"coordinator_write_latency", "count", func(st *tableStat, x float64) { st.coordWrites = int64(x) }},
+			{"max_partition_size", "mebibytes", func(st *tableStat, x float64) { st.maxPartitionMiB = int64(x) }},
+			{"disk_usage", "mebibytes", func(st *tableStat, x float64) { st.diskMiB = int64(x) }},
+			{"rows_per_read", "p99th", func(st *tableStat, x float64) { st.rowsP99 = x }},
+		} {
+			iter := b.session.Query("SELECT table_name, "+q.col+" FROM system_views."+q.view+" WHERE keyspace_name = ?", b.keyspace).
+				SetHostID(h.HostID()).Consistency(gocql.One).IterContext(ctx)
+			var table string
+			var x any // bigint counts and sizes, double percentiles
+			for iter.Scan(&table, &x) {
+				st := m[table]
+				q.set(&st, toFloat(x))
+				m[table] = st
+			}
+			_ = iter.Close()
 		}
 		s.tables[node] = m
 	}
@@ -102,7 +131,7 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 	sv.Tables = append(sv.Tables, ct)
 	if b.before.ok && after.ok {
 		lt := results.ServerTable{Title: "local reads and writes per node and table during the run (system_views.local_read/write_latency, after − before)", Subject: "nodes",
-			Columns: []string{"node", "table", "reads", "writes", "read mean ms", "write mean ms"}, Numeric: []bool{false, false, true, true, true, true}}
+			Columns: []string{"node", "table", "reads", "writes", "read p99 ms", "write p99 ms"}, Numeric: []bool{false, false, true, true, true, true}}
 		var nodes []string
 		for n := range after.tables {
 			nodes = append(nodes, n)
@@ -121,8 +150,23 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 				localWrites += a.writes - p.writes
 			}
 		}
-		lt.Note = "mean ms is each node's mean since it started (system_views keeps no per-interval mean)"
+		lt.Note = "p99 ms is each node's local latency percentile as system_views reports it (a decaying recent window, not this run alone)"
 		sv.Tables = append(sv.Tables, lt)
+		st := results.ServerTable{Title: "per node and table after the run (system_views: coordinator_read/write_latency, max_partition_size, disk_usage, rows_per_read)", Subject: "nodes",
+			Columns: []string{"node", "table", "coordinated reads", "coordinated writes", "largest partition MiB", "disk MiB", "rows per read p99"}, Numeric: []bool{false, false, true, true, true, true, true}}
+		for _, n := range nodes {
+			var tables []string
+			for t := range after.tables[n] {
+				tables = append(tables, t)
+			}
+			sort.Strings(tables)
+			for _, t := range tables {
+				a, p := after.tables[n][t], b.before.tables[n][t]
+				st.Rows = append(st.Rows, []string{n, t, itoa(a.coordReads - p.coordReads), itoa(a.coordWrites - p.coordWrites), itoa(a.maxPartitionMiB), itoa(a.diskMiB), strconv.FormatFloat(a.rowsP99, 'f', 0, 64)})
+			}
+		}
+		st.Note = "sizes are whole MiB as the views round them: 0 means under 1 MiB; memtables not yet flushed are not on disk"
+		sv.Tables = append(sv.Tables, st)
 		// Each write a coordinator sends should be applied by RF replicas.
 		if w := b.statements.Load(); w > 0 && localWrites == 0 && b.writeSteps() {
 			sv.Disagreements = append(sv.Disagreements, fmt.Sprintf("the client sent %d statements but no node counted a local write in %s", w, b.keyspace))
@@ -185,4 +229,21 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// toFloat converts a virtual table's numeric cell (bigint, int, double, float).
+func toFloat(x any) float64 {
+	switch v := x.(type) {
+	case int64:
+		return float64(v)
+	case int32:
+		return float64(v)
+	case int:
+		return float64(v)
+	case float64:
+		return v
+	case float32:
+		return float64(v)
+	}
+	return 0
 }
