@@ -80,8 +80,8 @@ type MongoModel struct {
 
 // Defaults: an SSD-backed Cassandra 5.0 / MongoDB 7.0 node, one data center with a
 // 0.2 ms round trip. They are round figures in the range published benchmarks and the
-// projects' own tuning guides report, not measurements of any one machine: fit them to a
-// real run with `shardbench calibrate`.
+// projects' own tuning guides report, not measurements of any one machine: set them from a
+// real run's service times (docs/simulator.md).
 func (o *Options) applyDefaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
