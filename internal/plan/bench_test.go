@@ -1,0 +1,73 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/internal/schedule"
+	"github.com/shardbench/shardbench/workloads"
+)
+
+// benchVariant prepares one variant of black-friday.yaml and a pre-generated slice of its
+// operations, so the benchmark times placement and observation only (stream generation
+// has its own benchmark in workloads).
+func benchVariant(b *testing.B, design_ string) (*design.Plan, []workloads.Op) {
+	b.Helper()
+	sc, err := scenario.ReadFile("../../scenarios/black-friday.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := sc.Apply(scenario.Overrides{Duration: 2 * time.Minute}); err != nil {
+		b.Fatal(err)
+	}
+	prep, err := design.Prepare(sc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, v := range prep.Variants {
+		if v.Name != design_ {
+			continue
+		}
+		st := prep.Model.NewStream(schedule.New(sc))
+		ops := make([]workloads.Op, 200_000)
+		for j := range ops {
+			if !st.Next(&ops[j]) {
+				b.Fatal("stream ended")
+			}
+		}
+		return prep.Plans[i], ops
+	}
+	b.Fatalf("no variant %s", design_)
+	return nil, nil
+}
+
+// BenchmarkPlan: keys placed and observed per second (one key = one access of an
+// operation to one table or collection: token + replicas or hashed value + chunk +
+// targeting, then the top-K, distinct and per-node counters).
+func BenchmarkPlan(b *testing.B) {
+	for _, name := range []string{"seed000", "seed001-mongo"} {
+		b.Run(name, func(b *testing.B) {
+			p, ops := benchVariant(b, name)
+			pl, err := NewPlacer(p, &Cluster{Seed: 1}, ops[:SampleSize])
+			if err != nil {
+				b.Fatal(err)
+			}
+			obs := NewObserver(pl)
+			var keys int64
+			var acc []design.Access
+			for i := range ops[:1000] {
+				acc = p.Accesses(&ops[i], acc[:0])
+				keys += int64(len(acc))
+			}
+			perOp := float64(keys) / 1000
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				obs.Op(&ops[i%len(ops)])
+			}
+			b.ReportMetric(perOp*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+		})
+	}
+}
