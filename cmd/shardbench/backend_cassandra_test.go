@@ -98,8 +98,10 @@ designs:
 	for _, n := range q.Totals.Errors {
 		qErr += n
 	}
-	// The driver may lose a request or two in flight on the killed node's connections.
-	if q.Totals.OK < 1000 || qErr > q.Totals.Scheduled/50 {
+	// Until the driver sees the killed node's connections fail, requests it routes there
+	// fail as connection errors (retries are off by default so that nothing is hidden):
+	// a few dozen in 0.3 s at 100 ops/s. Every other QUORUM operation succeeds.
+	if q.Totals.OK < 1000 || qErr > q.Totals.Scheduled/20 || qErr != q.Totals.Errors["connection"] {
 		t.Errorf("QUORUM with a node killed: ok %d, errors %v of %d", q.Totals.OK, q.Totals.Errors, q.Totals.Scheduled)
 	}
 	if a.Totals.OK != 0 || a.Totals.Errors["unavailable"]+a.Totals.Errors["timeout"] != a.Totals.Completed || a.Totals.Errors["unavailable"] == 0 {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -19,6 +21,9 @@ type serverSnapshot struct {
 	ok     bool
 	err    string
 	tables map[string]map[string]tableStat // node → table → stat
+	// failed lists the nodes that did not answer (a node down during the run): the
+	// others' figures still count.
+	failed map[string]string
 }
 
 type tableStat struct {
@@ -36,10 +41,11 @@ type tableStat struct {
 func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	s := serverSnapshot{tables: map[string]map[string]tableStat{}}
+	s := serverSnapshot{tables: map[string]map[string]tableStat{}, failed: map[string]string{}}
 	for _, h := range b.session.GetHosts() {
 		node := h.ConnectAddress().String()
 		m := map[string]tableStat{}
+		failed := false
 		for _, view := range []string{"local_read_latency", "local_write_latency"} {
 			iter := b.session.Query("SELECT table_name, count, p99th_ms FROM system_views."+view+" WHERE keyspace_name = ?", b.keyspace).
 				SetHostID(h.HostID()).Consistency(gocql.One).IterContext(ctx)
@@ -57,9 +63,13 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 				m[table] = st
 			}
 			if err := iter.Close(); err != nil {
-				s.err = node + ": system_views." + view + ": " + b.redact(err.Error())
-				continue
+				s.failed[node] = "system_views." + view + ": " + b.redact(err.Error())
+				failed = true
+				break
 			}
+		}
+		if failed {
+			continue
 		}
 		// Sizes and coordinator counts; older servers lack some views, which only
 		// leaves those columns empty.
@@ -86,7 +96,15 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 		}
 		s.tables[node] = m
 	}
-	s.ok = s.err == ""
+	s.ok = len(s.tables) > 0
+	if !s.ok {
+		var errs []string
+		for n, e := range s.failed {
+			errs = append(errs, n+": "+e)
+		}
+		sort.Strings(errs)
+		s.err = strings.Join(errs, "; ")
+	}
 	return s
 }
 
@@ -134,9 +152,21 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 			Columns: []string{"node", "table", "reads", "writes", "read p99 ms", "write p99 ms"}, Numeric: []bool{false, false, true, true, true, true}}
 		var nodes []string
 		for n := range after.tables {
-			nodes = append(nodes, n)
+			if _, ok := b.before.tables[n]; ok {
+				nodes = append(nodes, n)
+			}
 		}
 		sort.Strings(nodes)
+		var missing []string
+		for _, snap := range []serverSnapshot{b.before, after} {
+			for n, e := range snap.failed {
+				missing = append(missing, n+" ("+e+")")
+			}
+		}
+		sort.Strings(missing)
+		if len(missing) > 0 {
+			sv.Notes = append(sv.Notes, "nodes that did not answer before or after the run, left out of the per-node tables: "+strings.Join(slices.Compact(missing), "; "))
+		}
 		var localWrites int64
 		for _, n := range nodes {
 			var tables []string
