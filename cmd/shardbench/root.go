@@ -56,6 +56,7 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newCompareCmd(io, nil),
 		newPlanCmd(io, nil),
 		newKeyCmd(io, nil),
+		newAnalyzeCmd(io, nil),
 	)
 	return root
 }

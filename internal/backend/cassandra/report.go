@@ -31,9 +31,9 @@ type tableStat struct {
 	readMS, writeMS float64 // p99 over the views' recent window (system_views keeps no mean)
 	// Requests this node coordinated for the table, its largest partition and the table's
 	// size on its disk (whole MiB, as the views round them), rows per read (p99).
-	coordReads, coordWrites int64
+	coordReads, coordWrites  int64
 	maxPartitionMiB, diskMiB int64
-	rowsP99                 float64
+	rowsP99                  float64
 }
 
 // snapshot asks every node (pinned with SetHostID) for its local_read_latency and

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shardbench/shardbench/internal/analyze"
+	"github.com/shardbench/shardbench/internal/results"
+)
+
+// runAnalyzeTest analyses a shipped scenario and reads back analysis.json.
+func runAnalyzeTest(t *testing.T, opts AnalyzeOptions) (*results.Analysis, string) {
+	t.Helper()
+	io, stdout, stderr := testIO()
+	opts.IO = io
+	opts.Out = filepath.Join(t.TempDir(), "analysis")
+	if err := runAnalyze(context.Background(), &opts); err != nil {
+		t.Fatalf("analyze %s: %v\n%s", opts.ScenarioPath, err, stderr)
+	}
+	doc, err := results.ReadAnalysis(opts.Out)
+	if err != nil || doc == nil {
+		t.Fatalf("analysis.json: %v", err)
+	}
+	return doc, stdout.String()
+}
+
+// keyOf finds a table of the variant whose name contains variant (exactly one).
+func keyOf(t *testing.T, doc *results.Analysis, variant, table string) *results.KeyAnalysis {
+	t.Helper()
+	var found *results.KeyAnalysis
+	for i := range doc.Variants {
+		v := &doc.Variants[i]
+		if !strings.Contains(v.Variant, variant) {
+			continue
+		}
+		if found != nil {
+			t.Fatalf("more than one variant contains %q", variant)
+		}
+		found = v.Table(table)
+		if found == nil {
+			t.Fatalf("variant %s has no table %s", v.Variant, table)
+		}
+	}
+	if found == nil {
+		t.Fatalf("no variant contains %q", variant)
+	}
+	return found
+}
+
+func flagReason(k *results.KeyAnalysis, code string) string {
+	for _, f := range k.Flags {
+		if f.Code == code {
+			return f.Reason
+		}
+	}
+	return ""
+}
+
+// The reasons seed 001 gives for rejecting orders keys, found from the stream alone; the
+// accepted key is not flagged for any of them; seed 000's orders_by_period (a day per
+// partition) is flagged.
+func TestAnalyzeOrdersShardKeys(t *testing.T) {
+	doc, stdout := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/claims/orders-shard-keys.yaml", Limit: 50000})
+	if len(doc.Variants) != 7 || doc.Operations != 50000 {
+		t.Fatalf("%d variants, %d operations; want 7, 50000", len(doc.Variants), doc.Operations)
+	}
+
+	created := keyOf(t, doc, "{created_at: 1}", "orders")
+	if m := created.KeyCharacteristics.Monotonicity; m.Type != analyze.Monotonic || m.RecordIDCorrelationCoefficient < analyze.MonotonicThreshold {
+		t.Errorf("{created_at: 1}: monotonicity %+v, want monotonic", m)
+	}
+	if r := flagReason(created, analyze.FlagMonotonic); !strings.Contains(r, "last chunk") {
+		t.Errorf("{created_at: 1} not flagged monotonic: %+v", created.Flags)
+	}
+	if h := created.HottestInsertRange; h == nil || h.Share < 0.5 {
+		t.Errorf("{created_at: 1}: hottest chunk's share of inserts %+v, want most of them", h)
+	}
+
+	geo := keyOf(t, doc, "{geo_zone: 1, created_at: 1}", "orders")
+	p := geo.PrefixCharacteristics
+	if p == nil || len(p.MostCommonValues) == 0 || p.MostCommonValues[0].Value != "moscow" || p.MostCommonValues[0].Share < 0.35 || p.MostCommonValues[0].Share > 0.55 {
+		t.Fatalf("{geo_zone, created_at}: prefix %+v, want moscow at ~45%%", p)
+	}
+	if m := geo.KeyCharacteristics.MonotonicityWithinPrefix; m == nil || m.Type != analyze.Monotonic {
+		t.Errorf("{geo_zone, created_at}: within-zone monotonicity %+v, want monotonic", m)
+	}
+	if r := flagReason(geo, analyze.FlagHotPrefix); !strings.Contains(r, "moscow") || !strings.Contains(r, "last chunk") {
+		t.Errorf("{geo_zone, created_at} not flagged for Moscow's monotonic inserts: %+v", geo.Flags)
+	}
+
+	hashedID := keyOf(t, doc, "{_id: hashed}", "orders")
+	r := flagReason(hashedID, analyze.FlagScatterReads)
+	if !strings.Contains(r, "user_id") || !strings.Contains(r, "orders.history_all") || !strings.Contains(r, "orders.history_by_month") {
+		t.Errorf("{_id: hashed} not flagged for a user's history broadcasting: %q (%+v)", r, hashedID.Flags)
+	}
+	if !hashedID.KeyCharacteristics.IsUnique || hashedID.KeyCharacteristics.NumDistinctValues != hashedID.KeyCharacteristics.NumDocs {
+		t.Errorf("{_id: hashed}: %+v, want unique", hashedID.KeyCharacteristics)
+	}
+
+	accepted := keyOf(t, doc, "{user_id: hashed, created_at: 1}", "orders")
+	for _, code := range []string{analyze.FlagMonotonic, analyze.FlagHotPrefix, analyze.FlagMonotonicInZone, analyze.FlagLowCardinality, analyze.FlagHotValue} {
+		if accepted.HasFlag(code) {
+			t.Errorf("accepted key flagged %s: %+v", code, accepted.Flags)
+		}
+	}
+	if r := flagReason(accepted, analyze.FlagScatterReads); strings.Contains(r, "history") {
+		t.Errorf("accepted key flagged for history reads broadcasting: %q", r)
+	}
+	for _, o := range accepted.ReadDistribution.ByOperation {
+		if strings.HasPrefix(o.Op, "orders.history") && o.ScatterGather != 0 {
+			t.Errorf("accepted key: %s has %d scatter-gather reads", o.Op, o.ScatterGather)
+		}
+	}
+
+	period := keyOf(t, doc, "seed000", "orders_by_period")
+	if !period.HasFlag(analyze.FlagTimeBucket) || !period.HasFlag(analyze.FlagLowCardinality) || period.Verdict != analyze.VerdictAvoid {
+		t.Errorf("seed000 orders_by_period: %s %+v, want flagged one partition per period", period.Verdict, period.Flags)
+	}
+	// Shares add up to 100% where there are requests.
+	for _, v := range doc.Variants {
+		for _, tb := range v.Tables {
+			rd := tb.ReadDistribution
+			if sum := rd.PercentageOfSingleShardReads + rd.PercentageOfMultiShardReads + rd.PercentageOfScatterGatherReads; rd.SampleSize.Total > 0 && (sum < 99.99 || sum > 100.01) {
+				t.Errorf("%s %s: read shares add up to %v%%", v.Variant, tb.Table, sum)
+			}
+		}
+	}
+
+	if len(doc.Ranking) != 1 || doc.Ranking[0].Entity != "orders" || len(doc.Ranking[0].Variants) != 7 {
+		t.Fatalf("ranking %+v, want the 7 variants of orders", doc.Ranking)
+	}
+	rank := map[string]int{}
+	for _, rv := range doc.Ranking[0].Variants {
+		rank[rv.Variant] = rv.Rank
+	}
+	for name, n := range rank {
+		if strings.Contains(name, "{created_at: 1}") && n < rank["seed003"] {
+			t.Errorf("{created_at: 1} ranks %d, above seed003 (%d)", n, rank["seed003"])
+		}
+	}
+	for _, want := range []string{"mobilnymir.orders", "monotonic", "ranking", "orders_by_period"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("terminal output lacks %q", want)
+		}
+	}
+}
+
+// Seed 001's products keys: {category: 1} is flagged for its 6 values and electronics'
+// ~70%, {_id: hashed} because reads by category broadcast, the accepted {category: 1,
+// _id: hashed} for neither; seed 004's products_by_category is flagged.
+func TestAnalyzeProductsHotCategory(t *testing.T) {
+	doc, _ := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/claims/products-hot-category.yaml", Limit: 50000, Entity: "products"})
+
+	cat := keyOf(t, doc, "{category: 1}]", "products")
+	kc := cat.KeyCharacteristics
+	if kc.NumDistinctValues != 6 || len(kc.MostCommonValues) == 0 || !strings.Contains(kc.MostCommonValues[0].Value, "electronics") ||
+		kc.MostCommonValues[0].Share < 0.6 || kc.MostCommonValues[0].Share > 0.8 {
+		t.Errorf("{category: 1}: %d values, most common %+v; want 6, electronics ~70%%", kc.NumDistinctValues, kc.MostCommonValues)
+	}
+	if r := flagReason(cat, analyze.FlagLowCardinality); !strings.Contains(r, "6 value") || !strings.Contains(r, "electronics") {
+		t.Errorf("{category: 1} not flagged low cardinality: %+v", cat.Flags)
+	}
+	if !cat.HasFlag(analyze.FlagHotValue) {
+		t.Errorf("{category: 1} not flagged for electronics' share: %+v", cat.Flags)
+	}
+
+	id := keyOf(t, doc, "{_id: hashed}]", "products")
+	if r := flagReason(id, analyze.FlagScatterReads); !strings.Contains(r, "category") || !strings.Contains(r, "catalog.category_listing") {
+		t.Errorf("{_id: hashed} not flagged for category reads broadcasting: %+v", id.Flags)
+	}
+
+	accepted := keyOf(t, doc, "{category: 1, _id: hashed}]", "products")
+	for _, code := range []string{analyze.FlagLowCardinality, analyze.FlagHotValue, analyze.FlagHotPrefix} {
+		if accepted.HasFlag(code) {
+			t.Errorf("accepted {category: 1, _id: hashed} flagged %s: %+v", code, accepted.Flags)
+		}
+	}
+	if r := flagReason(accepted, analyze.FlagScatterReads); strings.Contains(r, "category_listing") {
+		t.Errorf("accepted key: category listings broadcast: %q", r)
+	}
+	if p := accepted.PrefixCharacteristics; p == nil || p.MostCommonValues[0].Value != "electronics" {
+		t.Errorf("accepted key's prefix %+v, want electronics first", p)
+	}
+
+	byCat := keyOf(t, doc, "seed004", "products_by_category")
+	if !byCat.HasFlag(analyze.FlagLowCardinality) || !byCat.HasFlag(analyze.FlagHotValue) {
+		t.Errorf("seed004 products_by_category: %+v, want low cardinality and a hot value", byCat.Flags)
+	}
+	// --entity keeps only products tables.
+	for _, v := range doc.Variants {
+		for _, tb := range v.Tables {
+			if tb.Entity != "products" {
+				t.Errorf("--entity products kept %s (%s)", tb.Table, tb.Entity)
+			}
+		}
+	}
+}
+
+// 100 session buckets spread the writes; one bucket puts every session in one partition.
+func TestAnalyzeSessionBuckets(t *testing.T) {
+	doc, _ := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Limit: 50000, Design: "seed000"})
+	if len(doc.Variants) != 4 {
+		t.Fatalf("--design seed000 kept %d variants, want the 4 bucket counts", len(doc.Variants))
+	}
+	hundred := keyOf(t, doc, "buckets=100]", "user_sessions")
+	if hundred.KeyCharacteristics.NumDistinctValues != 100 {
+		t.Errorf("100 buckets: %d distinct values", hundred.KeyCharacteristics.NumDistinctValues)
+	}
+	for _, f := range hundred.Flags {
+		if f.Severity != analyze.SeverityInfo {
+			t.Errorf("100 buckets flagged: %+v", f)
+		}
+	}
+	one := keyOf(t, doc, "buckets=1]", "user_sessions")
+	if !one.HasFlag(analyze.FlagLowCardinality) || !one.HasFlag(analyze.FlagHotValue) || one.Verdict != analyze.VerdictAvoid {
+		t.Errorf("1 bucket: %s %+v", one.Verdict, one.Flags)
+	}
+}
+
+// Seed 001's abandoned_carts puts a day's abandonments in one partition.
+func TestAnalyzeAbandonedCarts(t *testing.T) {
+	doc, _ := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/black-friday.yaml", Limit: 200000, Design: "seed001-cassandra", Entity: "carts"})
+	ab := keyOf(t, doc, "seed001-cassandra", "abandoned_carts")
+	if ab.KeyCharacteristics.NumDocs == 0 || !ab.HasFlag(analyze.FlagTimeBucket) {
+		t.Errorf("abandoned_carts: %+v %+v, want one partition per day", ab.KeyCharacteristics, ab.Flags)
+	}
+	carts := keyOf(t, doc, "seed001-cassandra", "carts")
+	if carts.HasFlag(analyze.FlagTimeBucket) || carts.HasFlag(analyze.FlagLowCardinality) {
+		t.Errorf("carts by owner_key flagged: %+v", carts.Flags)
+	}
+}
+
+// Filters that match nothing and a negative limit are usage errors (exit 2).
+func TestAnalyzeBadInput(t *testing.T) {
+	io, _, _ := testIO()
+	for _, o := range []AnalyzeOptions{
+		{ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Design: "no-such-design", Limit: 10},
+		{ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Entity: "no-such-entity", Limit: 10},
+	} {
+		o.IO, o.Out = io, filepath.Join(t.TempDir(), "x")
+		err := runAnalyze(context.Background(), &o)
+		if err == nil || exitCode(err) != 2 {
+			t.Errorf("%+v: err %v (exit %d), want a usage error", o, err, exitCode(err))
+		}
+	}
+	root := newRootCmd(io)
+	root.SetArgs([]string{"analyze", "../../scenarios/claims/session-buckets.yaml", "--limit", "-1"})
+	if err := root.Execute(); exitCode(err) != 2 {
+		t.Errorf("--limit -1: %v, want exit 2", err)
+	}
+}

@@ -1,0 +1,248 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// AnalysisFile holds the key analysis of `shardbench analyze`: per design variant and per
+// table or collection, the numbers MongoDB's analyzeShardKey gives (key characteristics,
+// read and write distribution), predicted from the scenario's operation stream before any
+// data exists, with flags, a verdict and a ranking of the variants of each entity.
+const AnalysisFile = "analysis.json"
+
+// AnalysisSchema identifies analysis.json.
+const AnalysisSchema = "shardbench/analysis"
+
+// Analysis is analysis.json.
+type Analysis struct {
+	Schema   string `json:"schema"` // "shardbench/analysis"
+	Version  int    `json:"version"`
+	Scenario string `json:"scenario"`
+	// Operations is how many logical operations of the stream each variant analysed.
+	Operations int64             `json:"operations"`
+	Variants   []AnalysisVariant `json:"variants"`
+	Ranking    []EntityRanking   `json:"ranking"`
+	Notes      []string          `json:"notes,omitempty"`
+}
+
+// AnalysisVariant is one design variant's analysis.
+type AnalysisVariant struct {
+	Variant  string        `json:"variant"`
+	Database string        `json:"database"` // cassandra | mongodb | cassandra+mongodb
+	Topology string        `json:"topology,omitempty"`
+	Tables   []KeyAnalysis `json:"tables"`
+}
+
+// KeyAnalysis is the analysis of one table's partition key or one collection's shard key.
+// Field names follow analyzeShardKey's output where the concept is the same, so the
+// prediction can be put beside the server's numbers; for Cassandra "shard" reads as
+// "partition" (single-partition, multi-partition, scan or secondary index).
+type KeyAnalysis struct {
+	Table    string `json:"table"` // namespace.name
+	Entity   string `json:"entity"`
+	Database string `json:"database"`
+	Key      string `json:"key"`
+	// Targets is how many shards (MongoDB) or nodes (Cassandra) the data can spread over.
+	Targets            int                `json:"targets"`
+	KeyCharacteristics KeyCharacteristics `json:"keyCharacteristics"`
+	// PrefixCharacteristics describe the first field of a compound key alone (its values
+	// decide which chunk ranges are hot).
+	PrefixCharacteristics *PrefixCharacteristics `json:"prefixCharacteristics,omitempty"`
+	ReadDistribution      ReadDistribution       `json:"readDistribution"`
+	WriteDistribution     WriteDistribution      `json:"writeDistribution"`
+	// Ranges name the chunk ranges (MongoDB) or the nodes owning token ranges (Cassandra)
+	// that numReadsByRange and numWritesByRange count.
+	Ranges []string `json:"ranges,omitempty"`
+	// HottestInsertRange is the chunk range (node) that took the most inserts.
+	HottestInsertRange *RangeShare `json:"hottestInsertRange,omitempty"`
+	Flags              []Flag      `json:"flags"`
+	Verdict            string      `json:"verdict"` // good | caution | avoid
+	Score              int         `json:"score"`   // penalty points: lower is better
+}
+
+// RangeShare is one range's share of a kind of request, out of Ranges ranges.
+type RangeShare struct {
+	Range  string  `json:"range"`
+	Share  float64 `json:"share"`
+	Ranges int     `json:"ranges"`
+}
+
+// KeyCharacteristics are analyzeShardKey's keyCharacteristics, over the documents (rows)
+// the stream writes with the whole key.
+type KeyCharacteristics struct {
+	NumDocs  int64 `json:"numDocs"`
+	IsUnique bool  `json:"isUnique"`
+	// NumDistinctValues is exact up to the exact limit; above it a HyperLogLog estimate
+	// whose relative standard error is NumDistinctValuesRelError.
+	NumDistinctValues         int64            `json:"numDistinctValues"`
+	NumDistinctValuesExact    bool             `json:"numDistinctValuesExact"`
+	NumDistinctValuesRelError float64          `json:"numDistinctValuesRelError,omitempty"`
+	MostCommonValues          []ValueFrequency `json:"mostCommonValues"`
+	Monotonicity              Monotonicity     `json:"monotonicity"`
+	// MonotonicityWithinPrefix is the coefficient per first-field value, averaged by
+	// weight (compound keys only): {geo_zone: 1, created_at: 1} is monotonic inside a zone.
+	MonotonicityWithinPrefix *Monotonicity `json:"monotonicityWithinPrefix,omitempty"`
+	AvgDocSizeBytes          int64         `json:"avgDocSizeBytes"`
+	// Basis says which requests the values come from: "inserts" or, for a table the
+	// stream never inserts into, "writes" or "requests" with the whole key.
+	Basis string `json:"basis"`
+}
+
+// ValueFrequency is one of mostCommonValues; Share (Frequency/numDocs) is ours.
+type ValueFrequency struct {
+	Value     string  `json:"value"`
+	Frequency int64   `json:"frequency"`
+	Share     float64 `json:"share"`
+	// Frequency is a guaranteed count; the true count is at most Frequency+FrequencyError
+	// (Space-Saving; 0: exact).
+	FrequencyError int64 `json:"frequencyError,omitempty"`
+}
+
+// Monotonicity is analyzeShardKey's monotonicity document plus the direction.
+type Monotonicity struct {
+	Type                           string  `json:"type"` // monotonic | not monotonic | unknown
+	RecordIDCorrelationCoefficient float64 `json:"recordIdCorrelationCoefficient"`
+	Direction                      string  `json:"direction,omitempty"`
+	SampleSize                     int     `json:"sampleSize,omitempty"`
+}
+
+// PrefixCharacteristics describe the first field of a compound key.
+type PrefixCharacteristics struct {
+	Field             string           `json:"field"`
+	NumDistinctValues int64            `json:"numDistinctValues"`
+	MostCommonValues  []ValueFrequency `json:"mostCommonValues"`
+}
+
+// ReadDistribution is analyzeShardKey's readDistribution.
+type ReadDistribution struct {
+	SampleSize                     ReadSampleSize `json:"sampleSize"`
+	PercentageOfSingleShardReads   float64        `json:"percentageOfSingleShardReads"`
+	PercentageOfMultiShardReads    float64        `json:"percentageOfMultiShardReads"`
+	PercentageOfScatterGatherReads float64        `json:"percentageOfScatterGatherReads"`
+	NumReadsByRange                []int64        `json:"numReadsByRange,omitempty"`
+	ByOperation                    []OpTargeting  `json:"byOperation,omitempty"`
+}
+
+// ReadSampleSize counts the reads analysed by command.
+type ReadSampleSize struct {
+	Total int64 `json:"total"`
+	Find  int64 `json:"find"` // find, findOne, SELECT
+}
+
+// WriteDistribution is analyzeShardKey's writeDistribution.
+type WriteDistribution struct {
+	SampleSize                      WriteSampleSize `json:"sampleSize"`
+	PercentageOfSingleShardWrites   float64         `json:"percentageOfSingleShardWrites"`
+	PercentageOfMultiShardWrites    float64         `json:"percentageOfMultiShardWrites"`
+	PercentageOfScatterGatherWrites float64         `json:"percentageOfScatterGatherWrites"`
+	PercentageOfShardKeyUpdates     float64         `json:"percentageOfShardKeyUpdates"`
+	NumWritesByRange                []int64         `json:"numWritesByRange,omitempty"`
+	ByOperation                     []OpTargeting   `json:"byOperation,omitempty"`
+}
+
+// WriteSampleSize counts the writes analysed by command (insert is ours: analyzeShardKey
+// samples only updates, deletes and findAndModify).
+type WriteSampleSize struct {
+	Total  int64 `json:"total"`
+	Insert int64 `json:"insert"`
+	Update int64 `json:"update"`
+	Delete int64 `json:"delete"`
+}
+
+// OpTargeting is how one logical operation's requests to the table were targeted.
+type OpTargeting struct {
+	Op            string   `json:"op"`
+	Statement     string   `json:"statement"`
+	Filter        []string `json:"filter,omitempty"`
+	Requests      int64    `json:"requests"`
+	SingleShard   int64    `json:"singleShard"`
+	MultiShard    int64    `json:"multiShard"`
+	ScatterGather int64    `json:"scatterGather"`
+}
+
+// Flag is one finding about a key, in plain words.
+type Flag struct {
+	Code     string `json:"code"`     // e.g. monotonic, low-cardinality, scatter-gather-reads
+	Severity string `json:"severity"` // problem | warning | info
+	Reason   string `json:"reason"`
+}
+
+// EntityRanking ranks the variants for one entity, best first.
+type EntityRanking struct {
+	Entity   string          `json:"entity"`
+	Variants []RankedVariant `json:"variants"`
+}
+
+// RankedVariant is one variant's place for an entity.
+type RankedVariant struct {
+	Rank    int      `json:"rank"`
+	Variant string   `json:"variant"`
+	Tables  []string `json:"tables"`
+	Score   int      `json:"score"`
+	Verdict string   `json:"verdict"`
+}
+
+// ReadAnalysis reads analysis.json from a results directory; (nil, nil) when absent.
+func ReadAnalysis(dir string) (*Analysis, error) {
+	path := filepath.Join(dir, AnalysisFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var a Analysis
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if a.Schema != AnalysisSchema {
+		return nil, fmt.Errorf("%s: schema %q is not %q", path, a.Schema, AnalysisSchema)
+	}
+	return &a, nil
+}
+
+// WriteAnalysis writes analysis.json atomically.
+func (d *Dir) WriteAnalysis(a *Analysis) error {
+	a.Schema, a.Version = AnalysisSchema, 1
+	return d.WriteJSON(AnalysisFile, a)
+}
+
+// Variant returns the analysis of one variant, or nil.
+func (a *Analysis) Variant(name string) *AnalysisVariant {
+	if a == nil {
+		return nil
+	}
+	for i := range a.Variants {
+		if a.Variants[i].Variant == name {
+			return &a.Variants[i]
+		}
+	}
+	return nil
+}
+
+// Table returns the analysis of one table by its name or its namespace-qualified name,
+// or nil.
+func (v *AnalysisVariant) Table(name string) *KeyAnalysis {
+	for i := range v.Tables {
+		t := &v.Tables[i]
+		if t.Table == name || filepath.Ext(t.Table) == "."+name {
+			return t
+		}
+	}
+	return nil
+}
+
+// HasFlag reports whether the key carries a flag with this code.
+func (k *KeyAnalysis) HasFlag(code string) bool {
+	for _, f := range k.Flags {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}
