@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/shardbench/shardbench/internal/analyze"
-	"github.com/shardbench/shardbench/internal/backend/sim"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/reports"
@@ -97,14 +94,12 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 	if opts.SeedSet {
 		ov.Seed = &opts.Seed
 	}
-	in, err := loadRun(opts.ScenarioPath, ov)
+	run, err := startPlacementRun(opts.ScenarioPath, opts.Out, "analyze", "analyze judges the keys of design variants", ov)
 	if err != nil {
 		return err
 	}
-	sc := in.Scenario
-	if in.Variants[0].Plan == nil {
-		return usageErrorf("%s lists no designs: analyze judges the keys of design variants", sc.File)
-	}
+	defer run.dir.Close()
+	in, sc, out, dir, cluster := run.in, run.in.Scenario, run.out, run.dir, run.cluster
 	var variants []variantSpec
 	for _, v := range in.Variants {
 		if opts.Design == "" || strings.Contains(v.Name, opts.Design) || strings.Contains(filepath.Base(v.Design), opts.Design) {
@@ -118,30 +113,6 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 		}
 		return usageErrorf("--design %q matches none of the variants of %s: %s", opts.Design, sc.File, strings.Join(names, ", "))
 	}
-	so, err := sim.ParseOptions(sc.Backends["sim"])
-	if err != nil {
-		return usageError(fmt.Errorf("%s: backends.sim: %w", sc.File, err))
-	}
-	cluster := so.Cluster
-	if cluster.Seed == 0 {
-		cluster.Seed = uint64(sc.Seed)
-	}
-	out := opts.Out
-	if out == "" {
-		out = filepath.Join("results", results.SafeName(sc.Name)+"-analyze-"+time.Now().Format("20060102-150405"))
-	}
-	dir, err := results.Create(out)
-	if err != nil {
-		return usageError(err)
-	}
-	defer dir.Close()
-	asRun, err := sc.AsRun()
-	if err != nil {
-		return err
-	}
-	if err := dir.WriteFile(results.ScenarioFile, asRun); err != nil {
-		return err
-	}
 	ctx, stop, _ := interruptContext(ctx, nil)
 	defer stop()
 
@@ -151,24 +122,15 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 	doc := &results.Analysis{Scenario: sc.Name, Variants: make([]results.AnalysisVariant, len(variants))}
 	errs := make([]error, len(variants))
 	counts := make([]int64, len(variants))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	started := time.Now()
-	for i, v := range variants {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			newStream := func() plan.Stream { return in.Prepared.Model.NewStream(in.Schedule) }
-			av, n, err := analyzeVariant(ctx, v, &cluster, newStream, opts.Limit, uint64(sc.Seed))
-			if err != nil {
-				err = fmt.Errorf("variant %s: %w", v.Name, err)
-			}
-			doc.Variants[i], counts[i], errs[i] = av, n, err
-		}()
-	}
-	wg.Wait()
+	eachInParallel(len(variants), func(i int) {
+		v := variants[i]
+		av, n, err := analyzeVariant(ctx, v, &cluster, run.newStream, opts.Limit, uint64(sc.Seed))
+		if err != nil {
+			err = fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+		doc.Variants[i], counts[i], errs[i] = av, n, err
+	})
 	for i := range doc.Variants {
 		doc.Operations = max(doc.Operations, counts[i])
 		if opts.Entity != "" {

@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/engine"
+	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/workloads"
 )
 
 // backendOpener opens the backend for one variant: it sets v.Backend (real time) or
@@ -43,6 +48,65 @@ func init() {
 		}
 		v.Backend = backend.NewDelay(o)
 		info.Details = map[string]string{"latency": o.Latency.String(), "distribution": o.Distribution}
+		return nil
+	})
+}
+
+// realBackend is what the real database backends give the run command.
+type realBackend interface {
+	backend.Backend
+	backend.Describer
+	Notes() []string
+}
+
+// realDatabase describes one real database backend for registerReal.
+type realDatabase struct {
+	name, database string // --backend name; the design section it drives ("cassandra", "mongodb")
+	other          string // the backend to suggest for designs without that section
+	// perVariant is the Describe detail that differs per variant (the keyspace or
+	// database), recorded under "<key>.<variant>".
+	perVariant string
+	has        func(*design.Design) bool
+	open       func(context.Context, backend.Config) (realBackend, error)
+	// usage reports whether an Open error is the user's input (exit 2).
+	usage func(error) bool
+}
+
+// registerReal registers a real database backend. A scenario comparing designs for both
+// databases (smoke.yaml) still runs on either: the variants whose design has no section
+// for this database are measured as not supported, and say why.
+func registerReal(r realDatabase) {
+	registerBackend(r.name, func(ctx context.Context, cfg backend.Config, v *engine.Variant, info *results.BackendInfo) error {
+		if cfg.Plan != nil && !r.has(cfg.Plan.Design) {
+			note := fmt.Sprintf("design %s has no %s section: the %s backend ran none of its operations (all counted not_supported); run it with --backend %s or sim", cfg.Plan.Design.Name, r.database, r.name, r.other)
+			fmt.Fprintf(cfg.Log, "%s: variant %s: %s\n", r.name, v.Name, note)
+			v.Notes = append(v.Notes, note)
+			errMissing := errors.New(note)
+			v.Backend = backend.Func(func(context.Context, *workloads.Op) backend.Outcome {
+				return backend.Outcome{Class: metrics.NotSupported, Err: errMissing}
+			})
+			return nil
+		}
+		b, err := r.open(ctx, cfg)
+		if err != nil {
+			if r.usage(err) {
+				return usageError(err)
+			}
+			return err
+		}
+		v.Backend = b
+		v.Notes = append(v.Notes, b.Notes()...)
+		d := b.Describe()
+		info.Target, info.Server = d.Target, d.Server
+		if info.Details == nil {
+			info.Details = map[string]string{}
+		}
+		for k, val := range d.Details {
+			if k == r.perVariant {
+				k += "." + v.Name
+			}
+			info.Details[k] = val
+		}
 		return nil
 	})
 }

@@ -5,16 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/shardbench/shardbench/internal/backend/sim"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/reports"
@@ -83,38 +79,12 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if opts.SeedSet {
 		ov.Seed = &opts.Seed
 	}
-	in, err := loadRun(opts.ScenarioPath, ov)
+	run, err := startPlacementRun(opts.ScenarioPath, opts.Out, "plan", "plan places keys on design variants", ov)
 	if err != nil {
 		return err
 	}
-	sc := in.Scenario
-	if in.Variants[0].Plan == nil {
-		return usageErrorf("%s lists no designs: plan places keys on design variants", sc.File)
-	}
-	so, err := sim.ParseOptions(sc.Backends["sim"])
-	if err != nil {
-		return usageError(err)
-	}
-	cluster := so.Cluster
-	if cluster.Seed == 0 {
-		cluster.Seed = uint64(sc.Seed)
-	}
-	out := opts.Out
-	if out == "" {
-		out = filepath.Join("results", results.SafeName(sc.Name)+"-plan-"+time.Now().Format("20060102-150405"))
-	}
-	dir, err := results.Create(out)
-	if err != nil {
-		return usageError(err)
-	}
-	defer dir.Close()
-	asRun, err := sc.AsRun()
-	if err != nil {
-		return err
-	}
-	if err := dir.WriteFile(results.ScenarioFile, asRun); err != nil {
-		return err
-	}
+	defer run.dir.Close()
+	in, sc, out, dir, cluster := run.in, run.in.Scenario, run.out, run.dir, run.cluster
 	ctx, stop, _ := interruptContext(ctx, nil)
 	defer stop()
 
@@ -123,24 +93,15 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	}
 	hot := &results.Hotspots{Variants: make([]results.HotspotsVariant, len(in.Variants))}
 	errs := make([]error, len(in.Variants))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	started := time.Now()
-	for i, v := range in.Variants {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			stream := func() plan.Stream { return in.Prepared.Model.NewStream(in.Schedule) }
-			hv, n, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, stream, opts.Limit)
-			hot.Variants[i], errs[i] = hv, err
-			if err == nil && !opts.Quiet {
-				fmt.Fprintf(opts.IO.ErrOut, "  %s: %d operations placed\n", v.Name, n)
-			}
-		}()
-	}
-	wg.Wait()
+	eachInParallel(len(in.Variants), func(i int) {
+		v := in.Variants[i]
+		hv, n, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, run.newStream, opts.Limit)
+		hot.Variants[i], errs[i] = hv, err
+		if err == nil && !opts.Quiet {
+			fmt.Fprintf(opts.IO.ErrOut, "  %s: %d operations placed\n", v.Name, n)
+		}
+	})
 	if err := dir.WriteHotspots(hot); err != nil {
 		return err
 	}

@@ -2,14 +2,9 @@ package mongo
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
-	"time"
 
+	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/design"
-	"github.com/shardbench/shardbench/internal/schedule"
-	"github.com/shardbench/shardbench/workloads"
 )
 
 // load is the optional load phase: the first Load.Ops operations of the scenario's own
@@ -18,57 +13,18 @@ import (
 // left out: the stream is deterministic, so the measured run inserts the same documents
 // and would otherwise meet its own duplicates.
 func (b *Backend) load(ctx context.Context) error {
-	n := b.opts.Load.Ops
-	stream := b.cfg.Plan.Model.NewStream(schedule.New(b.cfg.Scenario))
-	ops := make(chan workloads.Op, 256)
-	var done, failed, dup atomic.Int64
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	for range b.opts.Load.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var acc []design.Access
-			for op := range ops {
-				acc = b.cfg.Plan.Accesses(&op, acc[:0])
-				for i := range acc {
-					a := &acc[i]
-					if a.Step.Database != design.MongoDB || !a.Step.Kind.IsWrite() || a.Step.Statement == "insertOne" {
-						continue
-					}
-					octx, cancel := context.WithTimeout(ctx, b.timeout)
-					err := b.run(octx, a, &op)
-					cancel()
-					switch {
-					case err == nil:
-					case serverCode(err) == 11000:
-						dup.Add(1)
-					default:
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, b.redact(err.Error()))
-					}
-				}
-				done.Add(1)
-			}
-		}()
+	r, err := backend.LoadPhase{
+		Ops: b.opts.Load.Ops, Concurrency: b.opts.Load.Concurrency, Timeout: b.timeout,
+		Keep: func(s *design.Step) bool {
+			return s.Database == design.MongoDB && s.Kind.IsWrite() && s.Statement != "insertOne"
+		},
+		Exec:     b.run,
+		Expected: func(err error) bool { return serverCode(err) == 11000 }, // duplicate key
+		Redact:   b.redact,
+	}.Run(ctx, b.cfg)
+	if err != nil {
+		return err
 	}
-	var op workloads.Op
-	for i := 0; i < n && stream.Next(&op); i++ {
-		select {
-		case ops <- op:
-		case <-ctx.Done():
-			close(ops)
-			wg.Wait()
-			return ctx.Err()
-		}
-	}
-	close(ops)
-	wg.Wait()
-	msg := fmt.Sprintf("load phase: update/upsert steps of %d operations in %s (%d duplicates already there, %d failed)", done.Load(), time.Since(t0).Round(time.Millisecond), dup.Load(), failed.Load())
-	if e, ok := firstErr.Load().(string); ok {
-		msg += "; first failure: " + e
-	}
-	b.note("%s", msg)
+	b.note("%s", r)
 	return nil
 }

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/backend/sim"
+	"github.com/shardbench/shardbench/internal/plan"
+	"github.com/shardbench/shardbench/internal/results"
+)
+
+// placementRun is what `plan` and `analyze` share: the scenario loaded with the run
+// overrides, its designs' variants, the cluster layout keys are placed on (the scenario's
+// backends.sim.cluster, so plan, analyze and the simulator place keys alike), and a
+// results directory holding the scenario as run.
+type placementRun struct {
+	in      *runInput
+	cluster plan.Cluster
+	dir     *results.Dir
+	out     string
+}
+
+// startPlacementRun loads the scenario, checks it drives design variants (why names the
+// command's purpose for the error) and creates the results directory (default
+// results/<scenario>-<kind>-<time>). The caller closes run.dir.
+func startPlacementRun(path, out, kind, why string, ov runOverrides) (*placementRun, error) {
+	in, err := loadRun(path, ov)
+	if err != nil {
+		return nil, err
+	}
+	sc := in.Scenario
+	if in.Variants[0].Plan == nil {
+		return nil, usageErrorf("%s lists no designs: %s", sc.File, why)
+	}
+	so, err := sim.ParseOptions(sc.Backends["sim"])
+	if err != nil {
+		return nil, usageError(fmt.Errorf("%s: backends.sim: %w", sc.File, err))
+	}
+	cluster := so.Cluster
+	if cluster.Seed == 0 {
+		cluster.Seed = uint64(sc.Seed)
+	}
+	if out == "" {
+		out = filepath.Join("results", results.SafeName(sc.Name)+"-"+kind+"-"+time.Now().Format("20060102-150405"))
+	}
+	dir, err := results.Create(out)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	asRun, err := sc.AsRun()
+	if err == nil {
+		err = dir.WriteFile(results.ScenarioFile, asRun)
+	}
+	if err != nil {
+		dir.Close()
+		return nil, err
+	}
+	return &placementRun{in: in, cluster: cluster, dir: dir, out: out}, nil
+}
+
+// newStream starts the scenario's operation stream from the beginning.
+func (r *placementRun) newStream() plan.Stream {
+	return r.in.Prepared.Model.NewStream(r.in.Schedule)
+}
+
+// eachInParallel calls f(i) for i in [0, n), at most one call per CPU at a time: variants
+// are independent and each is single-threaded.
+func eachInParallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
