@@ -3,7 +3,6 @@ package cassandra
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -216,7 +215,7 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 	}
 	sv.Notes = append(sv.Notes, b.notes...)
 	_ = total
-	return addServerVariant(dir, sv)
+	return dir.AddServer(sv)
 }
 
 func (b *Backend) writeSteps() bool {
@@ -226,28 +225,6 @@ func (b *Backend) writeSteps() bool {
 		}
 	}
 	return false
-}
-
-// addServerVariant merges one variant into server.json (variants of a run report one
-// after another into the same file).
-func addServerVariant(dir *results.Dir, sv results.ServerVariant) error {
-	r, err := results.ReadServer(dir.Path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	if r == nil {
-		r = &results.ServerReport{}
-	}
-	replaced := false
-	for i := range r.Variants {
-		if r.Variants[i].Variant == sv.Variant {
-			r.Variants[i], replaced = sv, true
-		}
-	}
-	if !replaced {
-		r.Variants = append(r.Variants, sv)
-	}
-	return dir.WriteServer(r)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -3,7 +3,6 @@ package mongo
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"time"
@@ -214,29 +213,7 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 		b.mongosView(ctx, &sv, after)
 	}
 	sv.Notes = append(sv.Notes, b.notes...)
-	return addServerVariant(dir, sv)
-}
-
-// addServerVariant merges one variant into server.json (variants of a run report one
-// after another into the same file).
-func addServerVariant(dir *results.Dir, sv results.ServerVariant) error {
-	r, err := results.ReadServer(dir.Path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	if r == nil {
-		r = &results.ServerReport{}
-	}
-	replaced := false
-	for i := range r.Variants {
-		if r.Variants[i].Variant == sv.Variant {
-			r.Variants[i], replaced = sv, true
-		}
-	}
-	if !replaced {
-		r.Variants = append(r.Variants, sv)
-	}
-	return dir.WriteServer(r)
+	return dir.AddServer(sv)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
