@@ -19,8 +19,8 @@ import (
 // variant, run after it with the node still down, fails every operation, counted by error
 // class.
 func TestRunCassandraNodeKilledMidRun(t *testing.T) {
-	hosts := itest.Env(t, "SHARDBENCH_CASSANDRA", "the 3-node Cassandra cluster (testenv/cassandra/start.sh 3)")
 	scripts := itest.Env(t, "SHARDBENCH_CASSANDRA_TESTENV", "the testenv/cassandra scripts")
+	hosts := itest.Cassandra(t)
 	b, err := os.ReadFile("../../scenarios/smoke.yaml")
 	if err != nil {
 		t.Fatal(err)

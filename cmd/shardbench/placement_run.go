@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -81,4 +83,42 @@ func eachInParallel(n int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// placeRealRun writes hotspots.json for a run against a real database: the operation
+// stream is deterministic, so the first Scheduled operations of each variant's stream are
+// exactly the operations the run sent, and placing them client-side gives the run's hot
+// partitions with their exact tokens and hashed values. Replicas and shards are those of
+// the synthetic layout (backends.sim.cluster), not of the target cluster, whose own view
+// is in server.json; the note says so.
+func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir) error {
+	so, err := sim.ParseOptions(in.Scenario.Backends["sim"])
+	if err != nil {
+		return err
+	}
+	cluster := so.Cluster
+	if cluster.Seed == 0 {
+		cluster.Seed = uint64(in.Scenario.Seed)
+	}
+	sent := map[string]int64{}
+	for _, v := range sum.Variants {
+		sent[v.Name] = v.Totals.Scheduled
+	}
+	newStream := func() plan.Stream { return in.Prepared.Model.NewStream(in.Schedule) }
+	errs := make([]error, len(in.Variants))
+	eachInParallel(len(in.Variants), func(i int) {
+		v := in.Variants[i]
+		n := sent[v.Name]
+		if v.Plan == nil || n == 0 {
+			return
+		}
+		hv, _, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, newStream, n)
+		if err != nil {
+			errs[i] = fmt.Errorf("variant %s: %w", v.Name, err)
+			return
+		}
+		hv.Notes = append(hv.Notes, fmt.Sprintf("client-side placement of the %d operations this run sent: partitions, tokens, hashed values and shares are exact; replicas and shards are those of the synthetic layout (%s, backends.sim.cluster), not of the target cluster, whose own figures are in server.json", n, hv.Topology))
+		errs[i] = dir.AddHotspots(hv)
+	})
+	return errors.Join(errs...)
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardbench/shardbench/internal/results"
 )
@@ -95,5 +97,59 @@ mix:
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	if err := cmd.Execute(); err == nil || exitCode(err) != 2 {
 		t.Errorf("--limit -1: err %v, want a usage error", err)
+	}
+}
+
+// A run against a real-time backend (here null: no database, the same engine) gets the
+// hot-partition analysis of exactly the operations it sent.
+func TestRealRunGetsHotspotsOfWhatItSent(t *testing.T) {
+	io, stdout, stderr := testIO()
+	out := filepath.Join(t.TempDir(), "res")
+	opts := &RunOptions{IO: io, ScenarioPath: "../../scenarios/smoke.yaml", Backend: "null", Out: out, Duration: 2 * time.Second, NoReport: true}
+	if err := runRun(context.Background(), opts); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	sum, err := results.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := results.ReadHotspots(out)
+	if err != nil || hs == nil {
+		t.Fatalf("no hotspots.json: %v", err)
+	}
+	if len(hs.Variants) != len(sum.Variants) {
+		t.Fatalf("hotspots for %d of %d variants", len(hs.Variants), len(sum.Variants))
+	}
+	for _, v := range sum.Variants {
+		hv := hs.Variant(v.Name)
+		if hv == nil {
+			t.Fatalf("%s: no hotspots", v.Name)
+		}
+		want := fmt.Sprintf("the %d operations this run sent", v.Totals.Scheduled)
+		if !strings.Contains(strings.Join(hv.Notes, " "), want) {
+			t.Errorf("%s: notes %q lack %q", v.Name, hv.Notes, want)
+		}
+		var ops int64
+		placed := 0
+		for _, tb := range hv.Tables {
+			ops += tb.Ops
+			// Unsharded collections and tables only scanned have no partitions to list.
+			if len(tb.Top) == 0 {
+				continue
+			}
+			placed++
+			if hv.Database == "cassandra" && tb.Top[0].Token == "" {
+				t.Errorf("%s %s: a top partition without its token: %+v", v.Name, tb.Table, tb.Top[0])
+			}
+		}
+		if placed == 0 {
+			t.Errorf("%s: no table lists its top partitions", v.Name)
+		}
+		if ops < v.Totals.Scheduled/2 {
+			t.Errorf("%s: %d table accesses for %d operations", v.Name, ops, v.Totals.Scheduled)
+		}
+	}
+	if !strings.Contains(stdout.String(), "hot spots:") {
+		t.Errorf("the run summary shows no hot spots:\n%s", stdout)
 	}
 }

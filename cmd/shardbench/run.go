@@ -167,6 +167,16 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	sum, runErr := engine.Run(ctx, cfg)
 	prog.done()
+	if sum != nil && !info.Simulated && ctx.Err() == nil {
+		// Simulators write hotspots.json themselves; for a real run it is computed from
+		// the operations sent (skipped after an interrupt: the user asked to stop).
+		if !opts.Quiet {
+			fmt.Fprintf(opts.IO.ErrOut, "shardbench: placing the operations sent for the hot-partition report (hotspots.json)\n")
+		}
+		if err := placeRealRun(ctx, in, sum, dir); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "shardbench: hot-partition placement: %v\n", err)
+		}
+	}
 	if sum != nil && !opts.Quiet {
 		printRunSummary(opts.IO.Out, sum, out)
 	}

@@ -145,7 +145,11 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 	return b, nil
 }
 
-// connect opens a session on the target.
+// schemaTimeout bounds one schema statement and the wait for schema agreement.
+const schemaTimeout = 60 * time.Second
+
+// connect opens a session on the target; observe marks the measured session (with the
+// query observer and the operations' request timeout) as opposed to the set-up session.
 func (b *Backend) connect(policy gocql.HostSelectionPolicy, observe bool) (*gocql.Session, error) {
 	c := gocql.NewCluster(b.target.hosts...)
 	c.Port = b.target.port
@@ -154,11 +158,17 @@ func (b *Backend) connect(policy gocql.HostSelectionPolicy, observe bool) (*gocq
 	if c.Timeout == 0 {
 		c.Timeout = b.timeout
 	}
+	if !observe {
+		// The set-up session runs DDL: a DROP KEYSPACE snapshots and a CREATE waits for
+		// every node, seconds on a busy cluster, so it gets the schema timeout rather
+		// than the operations' request timeout.
+		c.Timeout = max(c.Timeout, schemaTimeout)
+	}
 	c.NumConns = b.opts.NumConns
 	c.ProtoVersion = b.opts.ProtocolVersion
 	c.PoolConfig.HostSelectionPolicy = policy
 	c.Logger = quietLogger{}
-	c.MaxWaitSchemaAgreement = 60 * time.Second
+	c.MaxWaitSchemaAgreement = schemaTimeout
 	if b.opts.Retry.Attempts > 0 {
 		c.RetryPolicy = &gocql.ExponentialBackoffRetryPolicy{NumRetries: b.opts.Retry.Attempts, Min: b.opts.Retry.MinBackoff, Max: b.opts.Retry.MaxBackoff}
 	} else {
