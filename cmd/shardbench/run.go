@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -105,9 +106,24 @@ the exit code is then 1.`,
 	return cmd
 }
 
+// runGCPercent is the garbage collector's target during a run, unless GOGC is set. The
+// harness's own GC pauses show up as schedule lag (operations released late); at 100K
+// ops/s on two cores the default (100) put the lag p99 at 1.8–2.5 ms, 400 at 0.56 ms, for a
+// few hundred MB more heap. A soft memory limit keeps the heap bounded all the same.
+const (
+	runGCPercent   = 400
+	runMemoryLimit = 2 << 30
+)
+
 func runRun(ctx context.Context, opts *RunOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(runGCPercent))
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(runMemoryLimit))
 	}
 	if backendOpeners[opts.Backend] == nil {
 		return usageErrorf("unknown backend %q (choose from %s)", opts.Backend, strings.Join(backendNames(), ", "))
