@@ -14,7 +14,8 @@ import (
 func TestShippedScenariosValidate(t *testing.T) {
 	files, _ := filepath.Glob("../../scenarios/*.yaml")
 	claims, _ := filepath.Glob("../../scenarios/claims/*.yaml")
-	files = append(files, claims...)
+	bench, _ := filepath.Glob("../../scenarios/bench/*.yaml")
+	files = append(append(files, claims...), bench...)
 	need := map[string]bool{"black-friday.yaml": false, "smoke.yaml": false}
 	for _, f := range files {
 		need[filepath.Base(f)] = true
