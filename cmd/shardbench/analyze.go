@@ -25,16 +25,9 @@ type AnalyzeOptions struct {
 	ScenarioPath string
 	// Entity keeps only the tables of this entity (or this table name); Design only the
 	// variants whose name or design file contains it.
-	Entity    string
-	Design    string
-	Out       string
-	Duration  time.Duration
-	RateScale float64
-	Seed      int64
-	SeedSet   bool
-	// Limit stops each variant after this many operations (0: the whole schedule).
-	Limit int64
-	Quiet bool
+	Entity string
+	Design string
+	PlacementOptions
 }
 
 func newAnalyzeCmd(io *IO, runF func(*AnalyzeOptions) error) *cobra.Command {
@@ -64,9 +57,8 @@ and prints a table. See docs/analyze.md.`,
 		Args: exactArgs(1, "a scenario file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ScenarioPath = args[0]
-			opts.SeedSet = cmd.Flags().Changed("seed")
-			if opts.Limit < 0 {
-				return usageErrorf("--limit must not be negative")
+			if err := opts.check(cmd.Flags()); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -77,12 +69,7 @@ and prints a table. See docs/analyze.md.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Entity, "entity", "", "analyse only the tables of this entity (or this table or collection)")
 	f.StringVar(&opts.Design, "design", "", "analyse only the variants whose name or design file contains this")
-	f.StringVarP(&opts.Out, "out", "o", "", "results directory (default results/<scenario>-analyze-<time>)")
-	f.DurationVar(&opts.Duration, "duration", 0, "scale every phase so the schedule lasts this long")
-	f.Float64Var(&opts.RateScale, "rate-scale", 0, "multiply every rate")
-	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
-	f.Int64Var(&opts.Limit, "limit", 0, "stop each variant after this many operations (0: the whole schedule)")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing but errors")
+	opts.PlacementOptions.bind(f, "analyze")
 	return cmd
 }
 
@@ -90,11 +77,7 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ov := runOverrides{Duration: opts.Duration, RateScale: opts.RateScale}
-	if opts.SeedSet {
-		ov.Seed = &opts.Seed
-	}
-	run, err := startPlacementRun(opts.ScenarioPath, opts.Out, "analyze", "analyze judges the keys of design variants", ov)
+	run, err := startPlacementRun(opts.ScenarioPath, opts.Out, "analyze", "analyze judges the keys of design variants", opts.overrides())
 	if err != nil {
 		return err
 	}

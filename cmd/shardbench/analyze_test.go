@@ -62,7 +62,7 @@ func flagReason(k *results.KeyAnalysis, code string) string {
 // accepted key is not flagged for any of them; seed 000's orders_by_period (a day per
 // partition) is flagged.
 func TestAnalyzeOrdersShardKeys(t *testing.T) {
-	doc, stdout := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/claims/orders-shard-keys.yaml", Limit: 50000})
+	doc, stdout := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/claims/orders-shard-keys.yaml", PlacementOptions: PlacementOptions{Limit: 50000}})
 	if len(doc.Variants) != 7 || doc.Operations != 50000 {
 		t.Fatalf("%d variants, %d operations; want 7, 50000", len(doc.Variants), doc.Operations)
 	}
@@ -151,7 +151,7 @@ func TestAnalyzeOrdersShardKeys(t *testing.T) {
 // ~70%, {_id: hashed} because reads by category broadcast, the accepted {category: 1,
 // _id: hashed} for neither; seed 004's products_by_category is flagged.
 func TestAnalyzeProductsHotCategory(t *testing.T) {
-	doc, _ := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/claims/products-hot-category.yaml", Limit: 50000, Entity: "products"})
+	doc, _ := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/claims/products-hot-category.yaml", Entity: "products", PlacementOptions: PlacementOptions{Limit: 50000}})
 
 	cat := keyOf(t, doc, "{category: 1}]", "products")
 	kc := cat.KeyCharacteristics
@@ -200,7 +200,7 @@ func TestAnalyzeProductsHotCategory(t *testing.T) {
 
 // 100 session buckets spread the writes; one bucket puts every session in one partition.
 func TestAnalyzeSessionBuckets(t *testing.T) {
-	doc, _ := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Limit: 50000, Design: "seed000"})
+	doc, _ := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Design: "seed000", PlacementOptions: PlacementOptions{Limit: 50000}})
 	if len(doc.Variants) != 4 {
 		t.Fatalf("--design seed000 kept %d variants, want the 4 bucket counts", len(doc.Variants))
 	}
@@ -221,7 +221,7 @@ func TestAnalyzeSessionBuckets(t *testing.T) {
 
 // Seed 001's abandoned_carts puts a day's abandonments in one partition.
 func TestAnalyzeAbandonedCarts(t *testing.T) {
-	doc, _ := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/black-friday.yaml", Limit: 200000, Design: "seed001-cassandra", Entity: "carts"})
+	doc, _ := runAnalyzeTest(t, AnalyzeOptions{ScenarioPath: "../../scenarios/black-friday.yaml", Design: "seed001-cassandra", Entity: "carts", PlacementOptions: PlacementOptions{Limit: 200000}})
 	ab := keyOf(t, doc, "seed001-cassandra", "abandoned_carts")
 	if ab.KeyCharacteristics.NumDocs == 0 || !ab.HasFlag(analyze.FlagTimeBucket) {
 		t.Errorf("abandoned_carts: %+v %+v, want one partition per day", ab.KeyCharacteristics, ab.Flags)
@@ -236,8 +236,8 @@ func TestAnalyzeAbandonedCarts(t *testing.T) {
 func TestAnalyzeBadInput(t *testing.T) {
 	io, _, _ := testIO()
 	for _, o := range []AnalyzeOptions{
-		{ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Design: "no-such-design", Limit: 10},
-		{ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Entity: "no-such-entity", Limit: 10},
+		{ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Design: "no-such-design", PlacementOptions: PlacementOptions{Limit: 10}},
+		{ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Entity: "no-such-entity", PlacementOptions: PlacementOptions{Limit: 10}},
 	} {
 		o.IO, o.Out = io, filepath.Join(t.TempDir(), "x")
 		err := runAnalyze(context.Background(), &o)

@@ -29,7 +29,7 @@ func runKeyCmd(t *testing.T, args ...string) (string, string, int) {
 func TestKeyAgreesWithPlan(t *testing.T) {
 	io, _, stderr := testIO()
 	out := filepath.Join(t.TempDir(), "plan")
-	if err := runPlan(context.Background(), &PlanOptions{IO: io, ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Out: out, Limit: 20000, Quiet: true, NoReport: true}); err != nil {
+	if err := runPlan(context.Background(), &PlanOptions{IO: io, ScenarioPath: "../../scenarios/claims/session-buckets.yaml", PlacementOptions: PlacementOptions{Out: out, Limit: 20000, Quiet: true}, NoReport: true}); err != nil {
 		t.Fatalf("plan: %v\n%s", err, stderr)
 	}
 	hs, err := results.ReadHotspots(out)

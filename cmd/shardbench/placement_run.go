@@ -9,10 +9,51 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/shardbench/shardbench/internal/backend/sim"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 )
+
+// PlacementOptions are the flags `plan` and `analyze` share.
+type PlacementOptions struct {
+	Out       string
+	Duration  time.Duration
+	RateScale float64
+	Seed      int64
+	SeedSet   bool
+	// Limit stops each variant after this many operations (0: the whole schedule).
+	Limit int64
+	Quiet bool
+}
+
+// bind registers the shared flags; kind names the command in the default directory.
+func (o *PlacementOptions) bind(f *pflag.FlagSet, kind string) {
+	f.StringVarP(&o.Out, "out", "o", "", "results directory (default results/<scenario>-"+kind+"-<time>)")
+	f.DurationVar(&o.Duration, "duration", 0, "scale every phase so the schedule lasts this long")
+	f.Float64Var(&o.RateScale, "rate-scale", 0, "multiply every rate")
+	f.Int64Var(&o.Seed, "seed", 0, "override the scenario's seed")
+	f.Int64Var(&o.Limit, "limit", 0, "stop each variant after this many operations (0: the whole schedule)")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing but errors")
+}
+
+// check completes the options once flags are parsed.
+func (o *PlacementOptions) check(f *pflag.FlagSet) error {
+	o.SeedSet = f.Changed("seed")
+	if o.Limit < 0 {
+		return usageErrorf("--limit must not be negative")
+	}
+	return nil
+}
+
+func (o *PlacementOptions) overrides() runOverrides {
+	ov := runOverrides{Duration: o.Duration, RateScale: o.RateScale}
+	if o.SeedSet {
+		ov.Seed = &o.Seed
+	}
+	return ov
+}
 
 // placementRun is what `plan` and `analyze` share: the scenario loaded with the run
 // overrides, its designs' variants, the cluster layout keys are placed on (the scenario's

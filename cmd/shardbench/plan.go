@@ -20,14 +20,7 @@ import (
 type PlanOptions struct {
 	IO           *IO
 	ScenarioPath string
-	Out          string
-	Duration     time.Duration
-	RateScale    float64
-	Seed         int64
-	SeedSet      bool
-	// Limit stops each variant after this many operations (0: the whole schedule).
-	Limit    int64
-	Quiet    bool
+	PlacementOptions
 	NoReport bool
 }
 
@@ -50,9 +43,8 @@ plan and the simulator place keys the same way.`,
 		Args: exactArgs(1, "a scenario file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ScenarioPath = args[0]
-			opts.SeedSet = cmd.Flags().Changed("seed")
-			if opts.Limit < 0 {
-				return usageErrorf("--limit must not be negative")
+			if err := opts.check(cmd.Flags()); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -61,12 +53,7 @@ plan and the simulator place keys the same way.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Out, "out", "o", "", "results directory (default results/<scenario>-plan-<time>)")
-	f.DurationVar(&opts.Duration, "duration", 0, "scale every phase so the schedule lasts this long")
-	f.Float64Var(&opts.RateScale, "rate-scale", 0, "multiply every rate")
-	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
-	f.Int64Var(&opts.Limit, "limit", 0, "stop each variant after this many operations (0: the whole schedule)")
-	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing but errors")
+	opts.PlacementOptions.bind(f, "plan")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report")
 	return cmd
 }
@@ -75,11 +62,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ov := runOverrides{Duration: opts.Duration, RateScale: opts.RateScale}
-	if opts.SeedSet {
-		ov.Seed = &opts.Seed
-	}
-	run, err := startPlacementRun(opts.ScenarioPath, opts.Out, "plan", "plan places keys on design variants", ov)
+	run, err := startPlacementRun(opts.ScenarioPath, opts.Out, "plan", "plan places keys on design variants", opts.overrides())
 	if err != nil {
 		return err
 	}

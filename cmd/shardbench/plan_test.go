@@ -20,7 +20,7 @@ import (
 func TestPlanSessionBuckets(t *testing.T) {
 	io, stdout, stderr := testIO()
 	out := filepath.Join(t.TempDir(), "plan")
-	err := runPlan(context.Background(), &PlanOptions{IO: io, ScenarioPath: "../../scenarios/claims/session-buckets.yaml", Out: out, Limit: 40000})
+	err := runPlan(context.Background(), &PlanOptions{IO: io, ScenarioPath: "../../scenarios/claims/session-buckets.yaml", PlacementOptions: PlacementOptions{Out: out, Limit: 40000}})
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, stderr)
 	}
@@ -88,7 +88,7 @@ load:
 mix:
   sessions.read: 1
 `)
-	err := runPlan(context.Background(), &PlanOptions{IO: io, ScenarioPath: nodesigns, Out: filepath.Join(t.TempDir(), "o"), Quiet: true})
+	err := runPlan(context.Background(), &PlanOptions{IO: io, ScenarioPath: nodesigns, PlacementOptions: PlacementOptions{Out: filepath.Join(t.TempDir(), "o"), Quiet: true}})
 	if err == nil || exitCode(err) != 2 {
 		t.Errorf("no designs: err %v exit %d, want a usage error", err, exitCode(err))
 	}

@@ -388,7 +388,7 @@ func (v *Variant) table(s *design.Step) *table {
 	t, ok := v.byName[name]
 	if !ok {
 		t = &table{
-			name: name, entity: s.Entity, db: s.Database, key: keyDescription(s),
+			name: name, entity: s.Entity, db: s.Database, key: plan.KeyDescription(s),
 			cols: s.KeyColumns, hashed: s.Hashed,
 			byStep: map[*design.Step]*opDist{}, keyUpdate: map[*design.Step]bool{},
 		}
@@ -451,21 +451,6 @@ func describe(cols []string, vals []workloads.Value) string {
 		parts[i] = cols[i] + ": " + vals[i].String()
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-func keyDescription(s *design.Step) string {
-	if s.Database == design.MongoDB {
-		parts := make([]string, len(s.KeyColumns))
-		for i, k := range s.KeyColumns {
-			v := "1"
-			if i < len(s.Hashed) && s.Hashed[i] {
-				v = "hashed"
-			}
-			parts[i] = k + ": " + v
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return "((" + strings.Join(s.KeyColumns, ", ") + "))"
 }
 
 // Result is the variant's analysis: every table's numbers, flags and verdict.

@@ -188,7 +188,7 @@ func (o *Observer) table(s *design.Step) *tableStats {
 	t, ok := o.byName[name]
 	if !ok {
 		t = &tableStats{
-			name: name, entity: s.Entity, db: s.Database, key: keyDescription(s),
+			name: name, entity: s.Entity, db: s.Database, key: KeyDescription(s),
 			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), info: map[uint64]partInfo{},
 		}
 		t.limits = hotspot.CassandraLimits
@@ -203,7 +203,9 @@ func (o *Observer) table(s *design.Step) *tableStats {
 	return t
 }
 
-func keyDescription(s *design.Step) string {
+// KeyDescription renders a step's partition key ((a, b)) or shard key {a: 1, b: hashed}
+// as reports show it.
+func KeyDescription(s *design.Step) string {
 	if s.Database == design.MongoDB {
 		if len(s.KeyColumns) == 0 {
 			return "(unsharded)"
