@@ -558,7 +558,7 @@ func TestWriteText(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := buf.String()
-	for _, want := range []string{"achieved/s", "p99.9", "cass-day-bucket", "hot spots:",
+	for _, want := range []string{"achieved/s", "p99.9", "unsupported", "cass-day-bucket", "hot spots:",
 		"cass-day-bucket: hottest partition products_by_category category='electronics' takes 70.0% of its table (8.89k ops)", // most operations on one partition
 		"busiest node 10.0.0.3 at 1.50× the mean (+50%); 6 node(s) break the 30% rule",
 		"2 partition(s) projected over the size limit (largest 1.2 GiB)",

@@ -36,14 +36,14 @@ func WriteText(w io.Writer, sum *results.Summary, hot *results.Hotspots) error {
 		}
 		pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, pad("variant")+"\tachieved/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tlate\tdropped\t")
+		fmt.Fprintln(tw, pad("variant")+"\tachieved/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tunsupported\tlate\tdropped\t")
 		for i, v := range sum.Variants {
 			t := v.Totals
 			name := pad(names[i])
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name,
 				FormatCount(t.AchievedRate), FormatCount(t.TargetRate),
 				textMs(t.Response.P50, t.Response.Count), textMs(t.Response.P99, t.Response.Count), textMs(t.Response.P999, t.Response.Count), textMs(t.Response.Max, t.Response.Count),
-				textErrors(t), FormatCount(float64(t.Late)), FormatCount(float64(t.Dropped)))
+				textErrors(t, false), textErrors(t, true), FormatCount(float64(t.Late)), FormatCount(float64(t.Dropped)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -73,15 +73,20 @@ func textMs(ms float64, count int64) string {
 	return FormatMs(ms)
 }
 
-func textErrors(t results.OpStats) string {
+// textErrors counts the failed operations (unsupported false) or the operations the
+// variant's design has no mapping for on this backend (unsupported true): those are not
+// the database failing, so the table shows them apart.
+func textErrors(t results.OpStats, unsupported bool) string {
 	var n int64
-	for _, c := range t.Errors {
-		n += c
+	for c, k := range t.Errors {
+		if (c == "not_supported") == unsupported {
+			n += k
+		}
 	}
 	if n == 0 {
 		return "0"
 	}
-	return fmt.Sprintf("%s (%s)", FormatCount(float64(n)), FormatPct(t.ErrorRate))
+	return fmt.Sprintf("%s (%s)", FormatCount(float64(n)), FormatPct(float64(n)/float64(max(t.Completed, 1))))
 }
 
 // hotLine is one variant's hot-partition verdict in words.
