@@ -33,6 +33,9 @@ type tableStat struct {
 	coordReads, coordWrites  int64
 	maxPartitionMiB, diskMiB int64
 	rowsP99                  float64
+	// From system.size_estimates (the node's local ranges): estimated partitions and
+	// their total bytes (mean size × count, summed over ranges).
+	estPartitions, estBytes int64
 }
 
 // snapshot asks every node (pinned with SetHostID) for its local_read_latency and
@@ -93,6 +96,19 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 			}
 			_ = iter.Close()
 		}
+		// system.size_estimates: per local token range, refreshed every
+		// size_estimates_update_interval (5 minutes by default).
+		iter := b.session.Query("SELECT table_name, partitions_count, mean_partition_size FROM system.size_estimates WHERE keyspace_name = ?", b.keyspace).
+			SetHostID(h.HostID()).Consistency(gocql.One).IterContext(ctx)
+		var table string
+		var count, mean int64
+		for iter.Scan(&table, &count, &mean) {
+			st := m[table]
+			st.estPartitions += count
+			st.estBytes += count * mean
+			m[table] = st
+		}
+		_ = iter.Close()
 		s.tables[node] = m
 	}
 	s.ok = len(s.tables) > 0
@@ -181,8 +197,8 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 		}
 		lt.Note = "p99 ms is each node's local latency percentile as system_views reports it (a decaying recent window, not this run alone)"
 		sv.Tables = append(sv.Tables, lt)
-		st := results.ServerTable{Title: "per node and table after the run (system_views: coordinator_read/write_latency, max_partition_size, disk_usage, rows_per_read)", Subject: "nodes",
-			Columns: []string{"node", "table", "coordinated reads", "coordinated writes", "largest partition MiB", "disk MiB", "rows per read p99"}, Numeric: []bool{false, false, true, true, true, true, true}}
+		st := results.ServerTable{Title: "per node and table after the run (system_views: coordinator_read/write_latency, max_partition_size, disk_usage, rows_per_read; system.size_estimates)", Subject: "nodes",
+			Columns: []string{"node", "table", "coordinated reads", "coordinated writes", "largest partition MiB", "disk MiB", "rows per read p99", "estimated partitions", "mean partition bytes"}, Numeric: []bool{false, false, true, true, true, true, true, true, true}}
 		for _, n := range nodes {
 			var tables []string
 			for t := range after.tables[n] {
@@ -191,10 +207,14 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 			sort.Strings(tables)
 			for _, t := range tables {
 				a, p := after.tables[n][t], b.before.tables[n][t]
-				st.Rows = append(st.Rows, []string{n, t, itoa(a.coordReads - p.coordReads), itoa(a.coordWrites - p.coordWrites), itoa(a.maxPartitionMiB), itoa(a.diskMiB), strconv.FormatFloat(a.rowsP99, 'f', 0, 64)})
+				meanBytes := int64(0)
+				if a.estPartitions > 0 {
+					meanBytes = a.estBytes / a.estPartitions
+				}
+				st.Rows = append(st.Rows, []string{n, t, itoa(a.coordReads - p.coordReads), itoa(a.coordWrites - p.coordWrites), itoa(a.maxPartitionMiB), itoa(a.diskMiB), strconv.FormatFloat(a.rowsP99, 'f', 0, 64), itoa(a.estPartitions), itoa(meanBytes)})
 			}
 		}
-		st.Note = "sizes are whole MiB as the views round them: 0 means under 1 MiB; memtables not yet flushed are not on disk"
+		st.Note = "sizes are whole MiB as the views round them: 0 means under 1 MiB; memtables not yet flushed are not on disk. Estimates come from system.size_estimates, which each node refreshes every 5 minutes by default (size_estimates_update_interval) from flushed SSTables: after a short run they are 0 or stale"
 		sv.Tables = append(sv.Tables, st)
 		// Each write a coordinator sends should be applied by RF replicas.
 		if w := b.statements.Load(); w > 0 && localWrites == 0 && b.writeSteps() {
