@@ -223,17 +223,7 @@ func keyCluster(opts *KeyOptions, rep pc.Replication) plan.Cluster {
 		if racks == 0 {
 			racks = min(3, nodes)
 		}
-		names := []string{"dc1"}
-		if rep.Strategy == pc.NetworkTopologyStrategy && len(rep.DCs) > 0 {
-			names = names[:0]
-			for dc, f := range rep.DCs {
-				if f > 0 {
-					names = append(names, dc)
-				}
-			}
-			slices.Sort(names)
-		}
-		for _, n := range names {
+		for _, n := range plan.ReplicatedDCs(rep) {
 			c.DCs = append(c.DCs, plan.DC{Name: n, Nodes: nodes, Racks: racks})
 		}
 	}

@@ -78,13 +78,9 @@ func startPlacementRun(path, out, kind, why string, ov runOverrides) (*placement
 	if in.Variants[0].Plan == nil {
 		return nil, usageErrorf("%s lists no designs: %s", sc.File, why)
 	}
-	so, err := sim.ParseOptions(sc.Backends["sim"])
+	cluster, err := sim.Layout(sc)
 	if err != nil {
 		return nil, usageError(fmt.Errorf("%s: backends.sim: %w", sc.File, err))
-	}
-	cluster := so.Cluster
-	if cluster.Seed == 0 {
-		cluster.Seed = uint64(sc.Seed)
 	}
 	if out == "" {
 		out = filepath.Join("results", results.SafeName(sc.Name)+"-"+kind+"-"+time.Now().Format("20060102-150405"))
@@ -133,19 +129,15 @@ func eachInParallel(n int, f func(i int)) {
 // the synthetic layout (backends.sim.cluster), not of the target cluster, whose own view
 // is in server.json; the note says so.
 func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir) error {
-	so, err := sim.ParseOptions(in.Scenario.Backends["sim"])
+	cluster, err := sim.Layout(in.Scenario)
 	if err != nil {
 		return err
 	}
-	cluster := so.Cluster
-	if cluster.Seed == 0 {
-		cluster.Seed = uint64(in.Scenario.Seed)
-	}
+	r := &placementRun{in: in, cluster: cluster}
 	sent := map[string]int64{}
 	for _, v := range sum.Variants {
 		sent[v.Name] = v.Totals.Scheduled
 	}
-	newStream := func() plan.Stream { return in.Prepared.Model.NewStream(in.Schedule) }
 	errs := make([]error, len(in.Variants))
 	eachInParallel(len(in.Variants), func(i int) {
 		v := in.Variants[i]
@@ -153,7 +145,7 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 		if v.Plan == nil || n == 0 {
 			return
 		}
-		hv, _, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, newStream, n)
+		hv, _, err := plan.Variant(ctx, v.Name, v.Plan, &r.cluster, r.newStream, n)
 		if err != nil {
 			errs[i] = fmt.Errorf("variant %s: %w", v.Name, err)
 			return

@@ -110,17 +110,7 @@ func (c *Cluster) Ring(rep pc.Replication) (*pc.Ring, error) {
 		spec.DCs = append(spec.DCs, pc.DCSpec{Name: dc.Name, Nodes: dc.Nodes, Racks: max(dc.Racks, 1)})
 	}
 	if len(spec.DCs) == 0 {
-		names := []string{"dc1"}
-		if rep.Strategy == pc.NetworkTopologyStrategy && len(rep.DCs) > 0 {
-			names = names[:0]
-			for dc, f := range rep.DCs {
-				if f > 0 {
-					names = append(names, dc)
-				}
-			}
-			slices.Sort(names)
-		}
-		for _, n := range names {
+		for _, n := range ReplicatedDCs(rep) {
 			spec.DCs = append(spec.DCs, pc.DCSpec{Name: n, Nodes: DefaultNodesPerDC, Racks: 3})
 		}
 	}
@@ -140,6 +130,22 @@ func (c *Cluster) Ring(rep pc.Replication) (*pc.Ring, error) {
 		spec.AllocRF = min(rf, 3)
 	}
 	return pc.BuildRing(spec)
+}
+
+// ReplicatedDCs are the data centers a replication places replicas in, sorted: those
+// with a factor under NetworkTopologyStrategy, "dc1" under SimpleStrategy.
+func ReplicatedDCs(rep pc.Replication) []string {
+	if rep.Strategy != pc.NetworkTopologyStrategy || len(rep.DCs) == 0 {
+		return []string{"dc1"}
+	}
+	var names []string
+	for dc, f := range rep.DCs {
+		if f > 0 {
+			names = append(names, dc)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // ShardNames are the MongoDB shard names of the layout.

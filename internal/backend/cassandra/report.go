@@ -38,77 +38,66 @@ type tableStat struct {
 	estPartitions, estBytes int64
 }
 
-// snapshot asks every node (pinned with SetHostID) for its local_read_latency and
-// local_write_latency rows of the variant's keyspace.
+// nodeQuery is one per-table figure each node is asked for: from a table of the node's
+// own (virtual tables, local size estimates), cols after table_name, and add folding one
+// row's cells into the table's stat (size_estimates has a row per token range).
+type nodeQuery struct {
+	from, cols string
+	// required: a node that cannot answer is left out of the per-node tables. Optional
+	// figures only stay empty (older servers lack some views).
+	required bool
+	add      func(st *tableStat, cell []float64)
+}
+
+var nodeQueries = []nodeQuery{
+	{"system_views.local_read_latency", "count, p99th_ms", true, func(st *tableStat, c []float64) { st.reads, st.readMS = int64(c[0]), c[1] }},
+	{"system_views.local_write_latency", "count, p99th_ms", true, func(st *tableStat, c []float64) { st.writes, st.writeMS = int64(c[0]), c[1] }},
+	{"system_views.coordinator_read_latency", "count", false, func(st *tableStat, c []float64) { st.coordReads = int64(c[0]) }},
+	{"system_views.coordinator_write_latency", "count", false, func(st *tableStat, c []float64) { st.coordWrites = int64(c[0]) }},
+	{"system_views.max_partition_size", "mebibytes", false, func(st *tableStat, c []float64) { st.maxPartitionMiB = int64(c[0]) }},
+	{"system_views.disk_usage", "mebibytes", false, func(st *tableStat, c []float64) { st.diskMiB = int64(c[0]) }},
+	{"system_views.rows_per_read", "p99th", false, func(st *tableStat, c []float64) { st.rowsP99 = c[0] }},
+	// Per local token range, refreshed every size_estimates_update_interval (5 minutes
+	// by default).
+	{"system.size_estimates", "partitions_count, mean_partition_size", false, func(st *tableStat, c []float64) {
+		st.estPartitions += int64(c[0])
+		st.estBytes += int64(c[0] * c[1])
+	}},
+}
+
+// snapshot asks every node (pinned with SetHostID) for the nodeQueries' figures of the
+// variant's keyspace.
 func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	s := serverSnapshot{tables: map[string]map[string]tableStat{}, failed: map[string]string{}}
+nodes:
 	for _, h := range b.session.GetHosts() {
 		node := h.ConnectAddress().String()
 		m := map[string]tableStat{}
-		failed := false
-		for _, view := range []string{"local_read_latency", "local_write_latency"} {
-			iter := b.session.Query("SELECT table_name, count, p99th_ms FROM system_views."+view+" WHERE keyspace_name = ?", b.keyspace).
+		for _, q := range nodeQueries {
+			iter := b.session.Query("SELECT table_name, "+q.cols+" FROM "+q.from+" WHERE keyspace_name = ?", b.keyspace).
 				SetHostID(h.HostID()).Consistency(gocql.One).IterContext(ctx)
 			var table string
-			var count int64
-			var p99 any
-			for iter.Scan(&table, &count, &p99) {
-				mean := toFloat(p99)
-				st := m[table]
-				if view == "local_read_latency" {
-					st.reads, st.readMS = count, mean
-				} else {
-					st.writes, st.writeMS = count, mean
+			cells := make([]any, strings.Count(q.cols, ",")+1) // bigint counts and sizes, double percentiles
+			dest := []any{&table}
+			for i := range cells {
+				dest = append(dest, &cells[i])
+			}
+			vals := make([]float64, len(cells))
+			for iter.Scan(dest...) {
+				for i, c := range cells {
+					vals[i] = toFloat(c)
 				}
-				m[table] = st
-			}
-			if err := iter.Close(); err != nil {
-				s.failed[node] = "system_views." + view + ": " + b.redact(err.Error())
-				failed = true
-				break
-			}
-		}
-		if failed {
-			continue
-		}
-		// Sizes and coordinator counts; older servers lack some views, which only
-		// leaves those columns empty.
-		for _, q := range []struct {
-			view, col string
-			set       func(*tableStat, float64)
-		}{
-			{"coordinator_read_latency", "count", func(st *tableStat, x float64) { st.coordReads = int64(x) }},
-			{"coordinator_write_latency", "count", func(st *tableStat, x float64) { st.coordWrites = int64(x) }},
-			{"max_partition_size", "mebibytes", func(st *tableStat, x float64) { st.maxPartitionMiB = int64(x) }},
-			{"disk_usage", "mebibytes", func(st *tableStat, x float64) { st.diskMiB = int64(x) }},
-			{"rows_per_read", "p99th", func(st *tableStat, x float64) { st.rowsP99 = x }},
-		} {
-			iter := b.session.Query("SELECT table_name, "+q.col+" FROM system_views."+q.view+" WHERE keyspace_name = ?", b.keyspace).
-				SetHostID(h.HostID()).Consistency(gocql.One).IterContext(ctx)
-			var table string
-			var x any // bigint counts and sizes, double percentiles
-			for iter.Scan(&table, &x) {
 				st := m[table]
-				q.set(&st, toFloat(x))
+				q.add(&st, vals)
 				m[table] = st
 			}
-			_ = iter.Close()
+			if err := iter.Close(); err != nil && q.required {
+				s.failed[node] = q.from + ": " + b.redact(err.Error())
+				continue nodes
+			}
 		}
-		// system.size_estimates: per local token range, refreshed every
-		// size_estimates_update_interval (5 minutes by default).
-		iter := b.session.Query("SELECT table_name, partitions_count, mean_partition_size FROM system.size_estimates WHERE keyspace_name = ?", b.keyspace).
-			SetHostID(h.HostID()).Consistency(gocql.One).IterContext(ctx)
-		var table string
-		var count, mean int64
-		for iter.Scan(&table, &count, &mean) {
-			st := m[table]
-			st.estPartitions += count
-			st.estBytes += count * mean
-			m[table] = st
-		}
-		_ = iter.Close()
 		s.tables[node] = m
 	}
 	s.ok = len(s.tables) > 0

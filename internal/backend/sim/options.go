@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/plan"
+	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
@@ -124,6 +125,25 @@ func (o *Options) applyDefaults() {
 	def(&m.Election, 12*time.Second)
 	def(&m.Migration, 2*time.Second)
 	defF(&m.MigrationShare, 0.1)
+}
+
+// Layout is the cluster layout a scenario's keys are placed on: backends.sim.cluster,
+// its token seed defaulting to the scenario's. The simulator, plan, analyze and a real
+// run's hot-partition placement all use it, so they place keys alike.
+func Layout(sc *scenario.Scenario) (plan.Cluster, error) {
+	o, err := ParseOptions(sc.Backends["sim"])
+	if err != nil {
+		return plan.Cluster{}, err
+	}
+	return o.layout(sc), nil
+}
+
+func (o *Options) layout(sc *scenario.Scenario) plan.Cluster {
+	c := o.Cluster
+	if c.Seed == 0 {
+		c.Seed = uint64(sc.Seed)
+	}
+	return c
 }
 
 // ParseOptions decodes backends.sim strictly and checks it; every error names the

@@ -62,9 +62,7 @@ func Open(_ context.Context, cfg backend.Config) (*Simulator, error) {
 	if cfg.Plan == nil {
 		return nil, &UsageError{fmt.Errorf("%s: the sim backend needs designs to simulate: list them under designs", cfg.Scenario.File)}
 	}
-	if o.Cluster.Seed == 0 {
-		o.Cluster.Seed = uint64(cfg.Scenario.Seed)
-	}
+	o.Cluster = o.layout(cfg.Scenario)
 	s := &Simulator{cfg: cfg, opt: o, seed: uint64(cfg.Scenario.Seed)*0x9e3779b97f4a7c15 + uint64(cfg.VariantIndex), tick: int64(o.Tick)}
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x5eed))
 	s.client = make([]int64, max(cfg.Scenario.Load.MaxInFlight, 1))
