@@ -26,8 +26,12 @@ func TestRunShippedScenarioWithGateBinary(t *testing.T) {
 		}
 		return p
 	}
-	pass := write("pass.yaml", "- all achieved_ratio >= 0.9\n- \"* error_rate == 0\"\n- sessions.read p50 < 2s\n")
-	fail := write("fail.yaml", "- all achieved_ratio >= 0.9\n- sessions.read p50 < 1us\n")
+	// The rules judge what the schedule fixes (counts, errors) and a latency bound no machine
+	// misses; achieved_ratio is left out because it depends on how busy the CI machine is
+	// in the run's last moments (a 200 ms stall on a 2 s run is 0.9), which is a speed
+	// target, not behaviour.
+	pass := write("pass.yaml", "- all count >= 900\n- \"* error_rate == 0\"\n- sessions.read p50 < 2s\n")
+	fail := write("fail.yaml", "- all count >= 900\n- sessions.read p50 < 1us\n")
 	scenario := filepath.Join("..", "..", "scenarios", "smoke.yaml")
 	// 2 s at 500 ops/s over 25 operation types: about 40 samples per operation, enough for
 	// the gate's small-sample rule to judge a p50 (it needs 20).
@@ -37,9 +41,9 @@ func TestRunShippedScenarioWithGateBinary(t *testing.T) {
 		junit := filepath.Join(tmp, "pass.xml")
 		r := execBin(t, bin, "run", scenario, "--backend", "delay", "--duration", "2s", "--rate-scale", "5", "--quiet", "--no-report",
 			"--out", out, "--gate="+pass, "--junit", junit)
-		r.expect(t, 0, []string{"PASS  [seed000] all achieved_ratio >= 0.9", "PASS  [seed004] sessions.read p50 < 2s", ": PASS"}, nil)
+		r.expect(t, 0, []string{"PASS  [seed000] all count >= 900: 1000", "PASS  [seed004] sessions.read p50 < 2s", ": PASS"}, nil)
 		if strings.Contains(r.stdout, "FAIL ") || strings.Contains(r.stdout, "SKIP ") {
-			t.Errorf("no check may fail or be skipped:\n%s", r.stdout)
+			t.Errorf("no check may fail or be skipped:\n%s", notPassing(r.stdout))
 		}
 		sum, err := results.Read(out)
 		if err != nil {
