@@ -57,6 +57,7 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newPlanCmd(io, nil),
 		newKeyCmd(io, nil),
 		newAnalyzeCmd(io, nil),
+		newCalibrateCmd(io, nil),
 	)
 	return root
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +50,9 @@ type RunOptions struct {
 	// spinBelow -1.
 	Spin      time.Duration
 	spinBelow time.Duration
+	// CPUProfile writes a Go CPU profile of the whole run (the harness's own cost: what
+	// to look at when the simulator or the dispatcher is the bottleneck).
+	CPUProfile string
 }
 
 func newRunCmd(io *IO, runF func(*RunOptions) error) *cobra.Command {
@@ -99,6 +103,7 @@ the exit code is then 1.`,
 	f.DurationVar(&opts.Spin, "spin", engine.DefaultSpinBelow, "dispatch waits shorter than this spin instead of sleeping: precise starts at high rates for up to a core of client CPU; 0 never spins (cheaper beside a server on the same machine; starts up to a timer tick late, still counted from the intended time)")
 	f.BoolVar(&opts.Recreate, "recreate", false, "real databases: drop and recreate each variant's keyspace or database before the run")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
+	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof reads it)")
 	f.StringVar(&opts.Gate, "gate", "", "check the scenario's slo section at the end (exit 1 if a check fails); --gate=FILE checks the rules in FILE")
 	f.Lookup("gate").NoOptDefVal = gateScenario
 	f.BoolVar(&opts.GateStrict, "strict", false, "with --gate: fail when a check is skipped (insufficient sample)")
@@ -124,6 +129,17 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(runMemoryLimit))
+	}
+	if opts.CPUProfile != "" {
+		f, err := os.Create(opts.CPUProfile)
+		if err != nil {
+			return usageError(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if backendOpeners[opts.Backend] == nil {
 		return usageErrorf("unknown backend %q (choose from %s)", opts.Backend, strings.Join(backendNames(), ", "))

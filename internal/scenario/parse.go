@@ -423,4 +423,9 @@ func (s *Scenario) AsRun() ([]byte, error) {
 }
 
 // Dir is the directory relative paths in the scenario are resolved from.
-func (s *Scenario) Dir() string { return filepath.Dir(s.File) }
+func (s *Scenario) Dir() string {
+	if s.BaseDir != "" {
+		return s.BaseDir
+	}
+	return filepath.Dir(s.File)
+}

@@ -16,8 +16,11 @@ import (
 
 // Scenario is one parsed scenario file.
 type Scenario struct {
-	Loc         yamlx.Loc
-	File        string `yaml:"-"` // path the scenario was read from
+	Loc  yamlx.Loc
+	File string `yaml:"-"` // path the scenario was read from
+	// BaseDir, when set, is where relative paths (designs, files) resolve from instead of
+	// File's directory: a scenario copied into a results directory keeps its original one.
+	BaseDir     string `yaml:"-"`
 	Name        string `yaml:"name"`
 	Description string `yaml:"description,omitempty"`
 	// Seed makes the operation stream reproducible: the same scenario and seed produce the

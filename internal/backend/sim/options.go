@@ -24,6 +24,15 @@ type Options struct {
 	// Tick is how often per-node utilisation and queue length are sampled (default 1s of
 	// virtual time).
 	Tick time.Duration `yaml:"tick,omitempty"`
+	// OperationScale multiplies every service time drawn while serving one operation type
+	// (default 1): what makes an operation costlier or cheaper than the node model says
+	// (wide rows, large documents, a heavy filter). Keys are "op" (every variant) or
+	// "op@variant"; `shardbench calibrate` fits the latter.
+	OperationScale map[string]float64 `yaml:"operation_scale,omitempty"`
+	// Calibration is a parameter file written by `shardbench calibrate`, relative to the
+	// scenario file. Its fitted values replace this section's and the defaults: a
+	// calibration is a measurement of the cluster, so it wins over round figures.
+	Calibration string `yaml:"calibration,omitempty"`
 }
 
 // CassandraModel is one Cassandra node: separate read and write stages with a fixed
@@ -155,19 +164,30 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	if err := o.Cluster.Check(); err != nil {
 		errs.Append(err)
 	}
-	neg := func(loc yamlx.Loc, field string, d time.Duration) {
-		if d < 0 {
-			errs.AddAt(loc, field, "must not be negative, got %s", d)
-		}
+	neg(&errs, o.Loc, "network", o.Network)
+	neg(&errs, o.Loc, "tick", o.Tick)
+	checkCassandra(&errs, &o.Cassandra)
+	checkMongo(&errs, &o.MongoDB)
+	checkScales(&errs, o.Loc, o.OperationScale)
+	if err := errs.Err(); err != nil {
+		return o, err
 	}
-	neg(o.Loc, "network", o.Network)
-	neg(o.Loc, "tick", o.Tick)
-	c := &o.Cassandra
+	o.applyDefaults()
+	return o, nil
+}
+
+func neg(errs *yamlx.Errors, loc yamlx.Loc, field string, d time.Duration) {
+	if d < 0 {
+		errs.AddAt(loc, field, "must not be negative, got %s", d)
+	}
+}
+
+func checkCassandra(errs *yamlx.Errors, c *CassandraModel) {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{{"write", c.Write}, {"read", c.Read}, {"row", c.Row}, {"sstable", c.SSTable}, {"scan", c.Scan}, {"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout}, {"stream", c.Stream}} {
-		neg(c.Loc, f.name, f.d)
+		neg(errs, c.Loc, f.name, f.d)
 	}
 	if c.ReadWorkers < 0 || c.WriteWorkers < 0 {
 		errs.AddAt(c.Loc, "read_workers", "worker counts must be positive")
@@ -175,12 +195,14 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	if c.StreamShare < 0 || c.StreamShare > 1 {
 		errs.AddAt(c.Loc, "stream_share", "must be between 0 and 1, got %g", c.StreamShare)
 	}
-	m := &o.MongoDB
+}
+
+func checkMongo(errs *yamlx.Errors, m *MongoModel) {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{{"find", m.Find}, {"doc", m.Doc}, {"write", m.Write}, {"apply", m.Apply}, {"scan", m.Scan}, {"mongos", m.Mongos}, {"election", m.Election}, {"migration", m.Migration}} {
-		neg(m.Loc, f.name, f.d)
+		neg(errs, m.Loc, f.name, f.d)
 	}
 	if m.Members < 0 || m.Members > 50 {
 		errs.AddAt(m.Loc, "members", "must be between 1 and 50 (a replica set's limit), got %d", m.Members)
@@ -191,9 +213,4 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	if m.MigrationShare < 0 || m.MigrationShare > 1 {
 		errs.AddAt(m.Loc, "migration_share", "must be between 0 and 1, got %g", m.MigrationShare)
 	}
-	if err := errs.Err(); err != nil {
-		return o, err
-	}
-	o.applyDefaults()
-	return o, nil
 }

@@ -50,20 +50,39 @@ type Simulator struct {
 	nodeOrder []string
 	ops       int64
 	rng       *rand.Rand
+
+	// opScale is backends.sim.operation_scale by operation type (nil: all 1); scale is
+	// the current operation's, applied to every service time drawn for it.
+	opScale []float64
+	scale   float64
 }
 
 // Open builds the simulator for one variant. The cluster is laid out when the stream
 // starts (Simulate), because ranged MongoDB shard keys need a sample of the data.
 func Open(_ context.Context, cfg backend.Config) (*Simulator, error) {
-	o, err := ParseOptions(cfg.Scenario.Backends["sim"])
+	o, err := LoadOptions(cfg.Scenario)
 	if err != nil {
 		return nil, &UsageError{err}
 	}
+	return open(cfg, o)
+}
+
+// open builds the simulator with the given options (calibrate tries candidates).
+func open(cfg backend.Config, o Options) (*Simulator, error) {
 	if cfg.Plan == nil {
 		return nil, &UsageError{fmt.Errorf("%s: the sim backend needs designs to simulate: list them under designs", cfg.Scenario.File)}
 	}
+	names := make([]string, len(cfg.Model.Ops))
+	for i := range cfg.Model.Ops {
+		names[i] = cfg.Model.Ops[i].Name
+	}
+	scales, err := o.opScales(names, cfg.Variant.Name)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
 	o.Cluster = o.layout(cfg.Scenario)
 	s := &Simulator{cfg: cfg, opt: o, seed: uint64(cfg.Scenario.Seed)*0x9e3779b97f4a7c15 + uint64(cfg.VariantIndex), tick: int64(o.Tick)}
+	s.opScale, s.scale = scales, 1
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x5eed))
 	s.client = make([]int64, max(cfg.Scenario.Load.MaxInFlight, 1))
 	s.drop = cfg.Scenario.Load.OnFull == scenario.OnFullDrop
@@ -183,6 +202,9 @@ func (s *Simulator) execute(op *workloads.Op, start int64) (int64, metrics.Class
 		return start, metrics.NotSupported
 	}
 	s.accs = s.cfg.Plan.Accesses(op, s.accs[:0])
+	if s.opScale != nil {
+		s.scale = s.opScale[op.Type]
+	}
 	cur := start
 	for i := 0; i < len(s.accs); {
 		j := i + 1
@@ -232,7 +254,7 @@ func (s *Simulator) draw(mean time.Duration) int64 {
 	if mean <= 0 {
 		return 0
 	}
-	h := float64(mean) / 2
+	h := float64(mean) * s.scale / 2
 	return int64(h + h*s.rng.ExpFloat64())
 }
 
