@@ -3,6 +3,7 @@ package main
 import (
 	"time"
 
+	"github.com/shardbench/shardbench/internal/backend/sim"
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/scenario"
@@ -72,6 +73,13 @@ func loadRun(path string, o runOverrides) (*runInput, error) {
 		in.Variants = []variantSpec{{Name: "default"}}
 	}
 	errs.Append(checkSLO(sc, in.Ops))
+	if !sc.Backends["sim"].IsZero() {
+		// The simulator's section, with its calibration file if it names one, is checked
+		// here so that validate reports it whatever backend a run will use.
+		if _, err := sim.LoadOptions(sc); err != nil {
+			errs.Append(err)
+		}
+	}
 	if err := errs.Err(); err != nil {
 		return nil, usageError(err)
 	}
