@@ -60,7 +60,7 @@ func TestCollectorIntervalsAndTotals(t *testing.T) {
 	var intervals []Interval
 	c := NewCollector(2, time.Millisecond, time.Second, func(iv *Interval) error {
 		cp := *iv
-		cp.All = &Set{Counters: iv.All.Counters}
+		cp.All = &IntervalSet{Counters: iv.All.Counters}
 		intervals = append(intervals, cp)
 		return nil
 	})

@@ -148,6 +148,7 @@ type VariantWriter struct {
 	start    time.Time
 	timeline Timeline
 	logs     []*hlogFile
+	enc      *intervalEncoder
 }
 
 type hlogFile struct {
@@ -158,7 +159,7 @@ type hlogFile struct {
 
 // Variant starts writing a variant whose schedule started at wall time start.
 func (d *Dir) Variant(name string, ops []string, start time.Time, tl Timeline) *VariantWriter {
-	return &VariantWriter{dir: d, name: name, ops: ops, start: start, timeline: tl, logs: make([]*hlogFile, len(ops))}
+	return &VariantWriter{dir: d, name: name, ops: ops, start: start, timeline: tl, logs: make([]*hlogFile, len(ops)), enc: newIntervalEncoder()}
 }
 
 func (w *VariantWriter) log(op int) (*hlogFile, error) {
@@ -202,14 +203,11 @@ func (w *VariantWriter) Sink(iv *metrics.Interval) error {
 		if err != nil {
 			return err
 		}
-		for _, h := range []struct {
+		for _, h := range [...]struct {
 			tag  string
-			hist *hdr.Histogram
+			hist *hdr.PackedHistogram
 		}{{"", set.Response}, {"service", set.Service}, {"lag", set.Lag}} {
-			h.hist.SetStartTimeMs(startMs)
-			h.hist.SetEndTimeMs(endMs)
-			h.hist.SetTag(h.tag)
-			if err := lf.l.OutputIntervalHistogram(h.hist); err != nil {
+			if err := w.enc.writeLine(lf.w, h.tag, startMs, endMs, h.hist); err != nil {
 				return err
 			}
 		}
@@ -245,8 +243,8 @@ func (w *VariantWriter) point(iv *metrics.Interval) *Point {
 		}
 	}
 	if a.Response.TotalCount() > 0 {
-		q := a.Response.ValueAtPercentiles([]float64{50, 90, 99, 99.9})
-		p.P50, p.P90, p.P99, p.P999 = ms(q[50]), ms(q[90]), ms(q[99]), ms(q[99.9])
+		q := a.Response.ValueAtPercentilesSlice([]float64{50, 90, 99, 99.9})
+		p.P50, p.P90, p.P99, p.P999 = ms(q[0]), ms(q[1]), ms(q[2]), ms(q[3])
 		p.Max = ms(a.Response.Max())
 		p.ServiceP99 = ms(a.Service.ValueAtPercentile(99))
 		p.LagP99 = ms(a.Lag.ValueAtPercentile(99))

@@ -36,7 +36,7 @@ type Simulator struct {
 	applied []results.Event
 	notes   []string
 
-	client  []int64 // min-heap of the times each client slot frees
+	client  slots // the load.max_in_flight client slots
 	drop    bool
 	timeout int64
 
@@ -84,7 +84,7 @@ func open(cfg backend.Config, o Options) (*Simulator, error) {
 	s := &Simulator{cfg: cfg, opt: o, seed: uint64(cfg.Scenario.Seed)*0x9e3779b97f4a7c15 + uint64(cfg.VariantIndex), tick: int64(o.Tick)}
 	s.opScale, s.scale = scales, 1
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x5eed))
-	s.client = make([]int64, max(cfg.Scenario.Load.MaxInFlight, 1))
+	s.client = slots{idle: max(cfg.Scenario.Load.MaxInFlight, 1)}
 	s.drop = cfg.Scenario.Load.OnFull == scenario.OnFullDrop
 	s.timeout = int64(cfg.Scenario.Load.Timeout)
 	s.events = slices.Clone(cfg.Scenario.Events)
@@ -155,13 +155,16 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	s.advance(t, record)
 	s.ops++
 	smp := metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
-	if free := s.client[0]; free > t {
+	s.client.release(t)
+	if s.client.idle == 0 {
 		if s.drop {
 			smp.Flags = metrics.FlagDropped
 			s.pending.push(smp)
 			return
 		}
-		smp.Start = free
+		smp.Start = s.client.take()
+	} else {
+		s.client.idle--
 	}
 	end, class := s.execute(op, smp.Start)
 	if s.timeout > 0 && end-smp.Start > s.timeout {
@@ -169,8 +172,7 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 		end, class = smp.Start+s.timeout, metrics.Timeout
 	}
 	smp.End, smp.Class = end, uint8(class)
-	s.client[0] = end
-	siftFrom(s.client, 0)
+	s.client.push(end)
 	s.pending.push(smp)
 }
 
@@ -470,6 +472,46 @@ func (h *sampleHeap) pop() metrics.Sample {
 	}
 	*h = q
 	return top
+}
+
+// slots is a pool of identical slots (the client's in-flight operations) whose busy ones
+// sit in a min-heap of the times they free, the idle ones only counted: most of a
+// max_in_flight pool of thousands is idle most of the time, so an operation costs a sift
+// through the few busy slots instead of through the whole pool.
+type slots struct {
+	idle int
+	busy []int64
+}
+
+// release makes the slots that free by t idle.
+func (p *slots) release(t int64) {
+	for len(p.busy) > 0 && p.busy[0] <= t {
+		p.take()
+		p.idle++
+	}
+}
+
+// take removes the earliest-freeing busy slot and returns when it frees.
+func (p *slots) take() int64 {
+	at := p.busy[0]
+	last := len(p.busy) - 1
+	p.busy[0] = p.busy[last]
+	p.busy = p.busy[:last]
+	siftFrom(p.busy, 0)
+	return at
+}
+
+// push occupies a slot until end.
+func (p *slots) push(end int64) {
+	p.busy = append(p.busy, end)
+	for i := len(p.busy) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if p.busy[parent] <= p.busy[i] {
+			break
+		}
+		p.busy[parent], p.busy[i] = p.busy[i], p.busy[parent]
+		i = parent
+	}
 }
 
 // siftFrom restores the min-heap property of h below i (client slots, station workers).

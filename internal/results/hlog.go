@@ -1,0 +1,168 @@
+package results
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"strconv"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/shardbench/shardbench/internal/metrics"
+)
+
+// intervalEncoder writes interval histograms as HdrHistogram log lines, byte for byte
+// what hdr.HistogramLogWriter writes (the V2 compressed encoding, zlib at best
+// compression, base64), but reusing one zlib writer: the library makes a new one per
+// histogram, whose allocation and clearing cost more than the encoding itself when a run
+// writes three histograms per operation type per second.
+type intervalEncoder struct {
+	zw      *zlib.Writer
+	zbuf    bytes.Buffer
+	inner   []byte
+	outer   []byte
+	b64     []byte
+	line    []byte
+	geom    geometry
+	nextIdx int32
+}
+
+func newIntervalEncoder() *intervalEncoder {
+	e := &intervalEncoder{geom: newGeometry(metrics.Lowest, metrics.SigFigs)}
+	e.zw, _ = zlib.NewWriterLevel(&e.zbuf, zlib.BestCompression) // a valid level: no error
+	return e
+}
+
+// Cookies and sizes of the V2 encoding (HdrHistogram's Java and Go implementations): the
+// cookie bases with the word-size nibble 0x10 that both write.
+const (
+	v2EncodingCookie           = uint32(hdr.V2EncodingCookieBase | 0x10)
+	v2CompressedEncodingCookie = uint32(hdr.V2CompressedEncodingCookieBase | 0x10)
+	v2HeaderSize               = hdr.ENCODING_HEADER_SIZE
+)
+
+// writeLine writes one log line: "[Tag=T,]start,length,max,histogram". Times are
+// seconds relative to the log's base time (0 here, as the writer's default), the max in
+// milliseconds.
+func (e *intervalEncoder) writeLine(w io.Writer, tag string, startMs, endMs int64, h *hdr.PackedHistogram) error {
+	enc, err := e.encode(h)
+	if err != nil {
+		return err
+	}
+	e.line = e.line[:0]
+	if tag != "" {
+		e.line = append(append(append(e.line, "Tag="...), tag...), ',')
+	}
+	start, end := float64(startMs)/1000.0, float64(endMs)/1000.0
+	e.line = strconv.AppendFloat(e.line, start, 'f', 6, 64)
+	e.line = append(e.line, ',')
+	e.line = strconv.AppendFloat(e.line, end-start, 'f', 6, 64)
+	e.line = append(e.line, ',')
+	e.line = strconv.AppendFloat(e.line, float64(h.Max())/hdr.MsToNsRatio, 'f', 6, 64)
+	e.line = append(e.line, ',')
+	e.line = append(e.line, enc...)
+	e.line = append(e.line, '\n')
+	_, err = w.Write(e.line)
+	return err
+}
+
+// encode is PackedHistogram.Encode with reused buffers and zlib writer.
+func (e *intervalEncoder) encode(h *hdr.PackedHistogram) ([]byte, error) {
+	if h.SignificantFigures() != metrics.SigFigs || h.LowestTrackableValue() != metrics.Lowest {
+		return nil, fmt.Errorf("interval histogram geometry differs from the harness's")
+	}
+	e.inner = append(e.inner[:0], make([]byte, v2HeaderSize)...)
+	// Counts in index order from index 0: a run of zeros as its negated length (a single
+	// zero as 0), each count as itself, ZigZag LEB128 (9-byte variant), up to the last
+	// populated bucket.
+	e.nextIdx = 0
+	h.ForEachBucket(func(value, count int64) bool {
+		idx := e.geom.countsIndex(value)
+		if gap := int64(idx - e.nextIdx); gap > 1 {
+			e.inner = appendZigZag(e.inner, -gap)
+		} else if gap == 1 {
+			e.inner = appendZigZag(e.inner, 0)
+		}
+		e.inner = appendZigZag(e.inner, count)
+		e.nextIdx = idx + 1
+		return true
+	})
+	if h.TotalCount() == 0 {
+		// An empty histogram encodes its one bucket below the max (index 0) as 0.
+		e.inner = appendZigZag(e.inner, 0)
+	}
+	binary.BigEndian.PutUint32(e.inner[0:], v2EncodingCookie)
+	binary.BigEndian.PutUint32(e.inner[4:], uint32(len(e.inner)-v2HeaderSize))
+	binary.BigEndian.PutUint32(e.inner[8:], 0) // normalizing index offset
+	binary.BigEndian.PutUint32(e.inner[12:], uint32(h.SignificantFigures()))
+	binary.BigEndian.PutUint64(e.inner[16:], uint64(h.LowestTrackableValue()))
+	binary.BigEndian.PutUint64(e.inner[24:], uint64(h.HighestTrackableValue()))
+	binary.BigEndian.PutUint64(e.inner[32:], math.Float64bits(1.0)) // integer to double conversion ratio
+
+	e.zbuf.Reset()
+	e.zw.Reset(&e.zbuf)
+	if _, err := e.zw.Write(e.inner); err != nil {
+		return nil, err
+	}
+	if err := e.zw.Close(); err != nil {
+		return nil, err
+	}
+	e.outer = append(e.outer[:0], make([]byte, 8)...)
+	binary.BigEndian.PutUint32(e.outer[0:], v2CompressedEncodingCookie)
+	binary.BigEndian.PutUint32(e.outer[4:], uint32(e.zbuf.Len()))
+	e.outer = append(e.outer, e.zbuf.Bytes()...)
+	n := base64.StdEncoding.EncodedLen(len(e.outer))
+	if cap(e.b64) < n {
+		e.b64 = make([]byte, n)
+	}
+	e.b64 = e.b64[:n]
+	base64.StdEncoding.Encode(e.b64, e.outer)
+	return e.b64, nil
+}
+
+// appendZigZag is HdrHistogram's ZigZag LEB128-64b9B: LEB128 for up to eight bytes of
+// seven bits, the ninth byte carrying the last eight.
+func appendZigZag(b []byte, v int64) []byte {
+	u := uint64((v << 1) ^ (v >> 63))
+	for i := 0; i < 8; i++ {
+		if u>>7 == 0 {
+			return append(b, byte(u))
+		}
+		b = append(b, byte(u&0x7f|0x80))
+		u >>= 7
+	}
+	return append(b, byte(u))
+}
+
+// geometry is HdrHistogram's bucket layout for a lowest discernible value and a number
+// of significant digits: what maps a value to its flat counts index.
+type geometry struct {
+	unitMagnitude               int32
+	subBucketHalfCountMagnitude int32
+	subBucketHalfCount          int32
+	subBucketMask               int64
+}
+
+func newGeometry(lowest int64, sigFigs int) geometry {
+	largestSingleUnit := 2 * math.Pow10(sigFigs)
+	half := int32(math.Ceil(math.Log2(largestSingleUnit)))
+	if half < 1 {
+		half = 1
+	}
+	half--
+	unit := int32(math.Floor(math.Log2(float64(lowest))))
+	subBucketCount := int64(1) << (half + 1)
+	return geometry{unitMagnitude: unit, subBucketHalfCountMagnitude: half, subBucketHalfCount: int32(subBucketCount / 2),
+		subBucketMask: (subBucketCount - 1) << unit}
+}
+
+func (g geometry) countsIndex(v int64) int32 {
+	bucket := int32(64-bits.LeadingZeros64(uint64(v|g.subBucketMask))) - g.unitMagnitude - (g.subBucketHalfCountMagnitude + 1)
+	sub := int32(v >> uint(bucket+g.unitMagnitude))
+	return (bucket+1)<<uint(g.subBucketHalfCountMagnitude) + sub - g.subBucketHalfCount
+}
