@@ -98,7 +98,7 @@ var ErrInterrupted = errors.New("interrupted")
 
 // Run drives every variant and writes the results directory. Real-time variants run one
 // after another, each with the whole schedule (so they never compete for the same
-// server); simulated variants run in parallel, one per CPU. On interrupt, what was
+// server); simulated variants run in parallel, in groups sharing one generated stream. On interrupt, what was
 // measured is written and the error wraps ErrInterrupted.
 func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	if cfg.Tick <= 0 {
@@ -140,17 +140,31 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 			runErr = errors.Join(runErr, fmt.Errorf("variant %s: %w", cfg.Variants[i].Name, err))
 		}
 	}
-	if len(virtuals) > 0 && ctx.Err() == nil {
-		sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	// Simulated variants run in groups that share one generated stream: the variants of a
+	// group run at once (the Go scheduler keeps GOMAXPROCS of them busy) and the stream is
+	// generated once per group, not per variant. The group size bounds memory: every
+	// simulator of a group holds its cluster and hot-partition state at the same time.
+	group := simGroupSize()
+	for len(virtuals) > 0 && ctx.Err() == nil {
+		n := min(group, len(virtuals))
+		batch := virtuals[:n]
+		virtuals = virtuals[n:]
+		stream := startSharedStream(ctx, cfg.NewSource, len(batch))
 		var wg sync.WaitGroup
 		var errMu sync.Mutex
-		for _, i := range virtuals {
+		for k, i := range batch {
 			wg.Add(1)
-			sem <- struct{}{}
-			go func(i int) {
+			go func(k, i int) {
 				defer wg.Done()
-				defer func() { <-sem }()
-				vr, err := runVirtual(ctx, &cfg, i)
+				src := stream.reader(k)
+				defer src.Close()
+				var vr results.Variant
+				var err error
+				if stream.err != nil {
+					vr, err = results.Variant{Name: cfg.Variants[i].Name, Interrupted: true}, stream.err
+				} else {
+					vr, err = runVirtual(ctx, &cfg, i, src)
+				}
 				mu.Lock()
 				sum.Variants[i] = vr
 				mu.Unlock()
@@ -160,7 +174,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 					runErr = errors.Join(runErr, fmt.Errorf("variant %s: %w", cfg.Variants[i].Name, err))
 					errMu.Unlock()
 				}
-			}(i)
+			}(k, i)
 		}
 		wg.Wait()
 	}
@@ -266,3 +280,7 @@ func progressSink(cfg *Config, i int, virtual bool, sink metrics.Sink) metrics.S
 		return err
 	}
 }
+
+// simGroupSize is how many simulated variants share a stream: four per CPU, so that
+// sharing saves most of the generation while memory stays bounded for long sweeps.
+func simGroupSize() int { return max(2, 4*runtime.GOMAXPROCS(0)) }

@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/schedule"
@@ -245,4 +247,80 @@ func TestIntervalLogsAddUpToTheSummary(t *testing.T) {
 			t.Errorf("variant names must become safe directory names: %v", err)
 		}
 	})
+}
+
+// fakeSim is a simulator that answers every operation instantly and fingerprints the
+// stream it was given; failAfter > 0 makes it stop reading and fail after that many.
+type fakeSim struct {
+	failAfter int
+	n         int
+	hash      uint64
+}
+
+func (f *fakeSim) Simulate(_ context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error {
+	h := fnv.New64a()
+	var op workloads.Op
+	for next(&op) {
+		f.n++
+		fmt.Fprintf(h, "%d/%d/%d/%d;", op.Seq, op.Type, op.Intended, op.User)
+		t := int64(op.Intended)
+		record(&metrics.Sample{Intended: t, Start: t, End: t + 1000, Op: op.Type})
+		if f.failAfter > 0 && f.n == f.failAfter {
+			return fmt.Errorf("model broke after %d operations", f.n)
+		}
+	}
+	f.hash = h.Sum64()
+	return nil
+}
+
+func (f *fakeSim) Close() error { return nil }
+
+// Simulated variants share one generated stream: each sees every operation, in order,
+// exactly as a stream of its own would give them; the stream is generated once per group; a
+// variant that fails early neither blocks the others nor loses what it measured.
+func TestSimulatedVariantsShareOneStream(t *testing.T) {
+	// More blocks than a variant may lag behind (streamLead), so that the failed
+	// variant, which stops reading, would block the generator if it waited for it.
+	sc := testScenario(scenario.ArrivalPoisson, 64, scenario.Phase{Name: "p", Type: scenario.PhaseConstant, Duration: 20 * time.Second, Rate: 20000})
+	sims := []*fakeSim{{}, {}, {failAfter: 1000}, {}, {}}
+	var variants []Variant
+	for i, s := range sims {
+		variants = append(variants, Variant{Name: fmt.Sprintf("v%d", i), Virtual: s})
+	}
+	cfg := testConfig(t, sc, 3, variants...)
+	sources := 0
+	newSource := cfg.NewSource
+	cfg.NewSource = func() (Source, error) { sources++; return newSource() }
+
+	// What one variant's own stream would be.
+	own := &fakeSim{}
+	src, _ := newSource()
+	if err := own.Simulate(context.Background(), src.Next, func(*metrics.Sample) {}); err != nil {
+		t.Fatal(err)
+	}
+
+	sum, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "variant v2: model broke after 1000 operations") {
+		t.Errorf("the failed variant's error: %v", err)
+	}
+	if want := (len(sims) + simGroupSize() - 1) / simGroupSize(); sources != want {
+		t.Errorf("the stream was generated %d times, want once per group of %d variants: %d", sources, simGroupSize(), want)
+	}
+	for i, s := range sims {
+		if s.failAfter > 0 {
+			if got := sum.Variants[i].Totals.Completed; got != 1000 {
+				t.Errorf("failed variant kept %d operations, want the 1000 it measured", got)
+			}
+			continue
+		}
+		if s.n != own.n || s.hash != own.hash {
+			t.Errorf("variant %d saw %d operations (hash %x), its own stream has %d (hash %x)", i, s.n, s.hash, own.n, own.hash)
+		}
+		if got := sum.Variants[i].Totals.Completed; got != int64(own.n) {
+			t.Errorf("variant %d: %d completed, want %d", i, got, own.n)
+		}
+	}
+	if own.n <= streamLead*streamBlock {
+		t.Fatalf("the stream has only %d operations", own.n)
+	}
 }
