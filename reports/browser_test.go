@@ -415,6 +415,16 @@ func TestBrowserOpensReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A run with a key analysis: the section's wide per-collection tables must scroll in
+	// their own boxes on a phone too.
+	withKeys := filepath.Join(t.TempDir(), "keys")
+	outC, err := Render(fixture(t, "sim-analysis"), Options{Out: withKeys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(outC.HTML); err != nil || !strings.Contains(string(b), `<section id="keys">`) || !strings.Contains(string(b), "analyzeShardKey failed:") {
+		t.Fatalf("the report with analysis.json has no key analysis section (%v)", err)
+	}
 	br := startBrowser(t, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -428,6 +438,8 @@ func TestBrowserOpensReports(t *testing.T) {
 		{"report-phone", outA, 390, 844, true},
 		{"compare-desktop", outB, 1280, 900, false},
 		{"compare-phone", outB, 390, 844, true},
+		{"keys-desktop", outC, 1280, 900, false},
+		{"keys-phone", outC, 390, 844, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			maxH := 6000

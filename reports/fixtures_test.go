@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -356,5 +357,91 @@ func hotspotsOnlyDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	copyFixture(t, "hotspots-sim.json", filepath.Join(dir, results.HotspotsFile))
+	return dir
+}
+
+// analysisDoc is what `shardbench analyze --server-check` writes for three variants: two
+// the sim fixture knows (a MongoDB one with the server's numbers beside the prediction
+// and a Cassandra one) and one only the analysis knows, with an analyzeShardKey failure.
+func analysisDoc() *results.Analysis {
+	return &results.Analysis{
+		Scenario: "black-friday-mini", Operations: 50000,
+		Variants: []results.AnalysisVariant{
+			{Variant: "mongo-hashed-user", Database: "mongodb", Topology: "3 shards",
+				Notes: []string{"server check in database shop_1a2b3c4d_analyze on mongos-1:27017"},
+				Tables: []results.KeyAnalysis{{
+					Table: "shop.orders", Entity: "orders", Database: "mongodb", Key: "{user_id: hashed, created_at: 1}", Targets: 3,
+					KeyCharacteristics: results.KeyCharacteristics{NumDocs: 4210, NumDistinctValues: 4207, NumDistinctValuesExact: true,
+						MostCommonValues: []results.ValueFrequency{{Value: "{user_id: u-0042, created_at: 2025-11-28}", Frequency: 2, Share: 0.000475}},
+						Monotonicity:     results.Monotonicity{Type: "not monotonic", RecordIDCorrelationCoefficient: -0.04}, AvgDocSizeBytes: 412, Basis: "inserts"},
+					ReadDistribution:  results.ReadDistribution{SampleSize: results.ReadSampleSize{Total: 9000, Find: 9000}, PercentageOfSingleShardReads: 32, PercentageOfScatterGatherReads: 68},
+					WriteDistribution: results.WriteDistribution{SampleSize: results.WriteSampleSize{Total: 8000, Insert: 4210, Update: 3790}, PercentageOfSingleShardWrites: 51, PercentageOfScatterGatherWrites: 49, PercentageOfShardKeyUpdates: 0},
+					Flags:             []results.Flag{{Code: "scatter-gather-reads", Severity: "problem", Reason: "reads by _id must broadcast to all 3 shards (scatter-gather, 68% of reads): orders.read (findOne)"}},
+					Verdict:           "avoid", Score: 20,
+					Server: &results.ServerKeyAnalysis{Namespace: "shop_1a2b3c4d_analyze.orders", Key: `{user_id: "hashed", created_at: 1}`,
+						KeyCharacteristics: &results.ServerKeyCharacteristics{NumDocsTotal: 4187, NumDocsSampled: 4187, AvgDocSizeBytes: 398, NumDistinctValues: 4185,
+							MostCommonValues: []results.ServerValueFrequency{{Value: `{"user_id":"u-0042","created_at":{"$date":"2025-11-28T00:00:00Z"}}`, Frequency: 2}},
+							Monotonicity:     results.Monotonicity{Type: "not monotonic", RecordIDCorrelationCoefficient: 0.0123}},
+						ReadDistribution:  &results.ServerReadDistribution{SampleSize: results.ServerReadSampleSize{Total: 517, Find: 517}, PercentageOfSingleShardReads: 31.5, PercentageOfScatterGatherReads: 68.5},
+						WriteDistribution: &results.ServerWriteDistribution{SampleSize: results.ServerWriteSampleSize{Total: 233, Update: 233}, PercentageOfSingleShardWrites: 0, PercentageOfScatterGatherWrites: 100},
+					},
+				}}},
+			{Variant: "cass-day-bucket", Database: "cassandra", Topology: "6 nodes in 1 DC",
+				Tables: []results.KeyAnalysis{{
+					Table: "shop.orders_by_period", Entity: "orders", Database: "cassandra", Key: "((time_bucket))", Targets: 6,
+					KeyCharacteristics: results.KeyCharacteristics{NumDocs: 4210, NumDistinctValues: 1, NumDistinctValuesExact: true,
+						MostCommonValues: []results.ValueFrequency{{Value: "time_bucket='2025-11-28'", Frequency: 4210, Share: 1}},
+						Monotonicity:     results.Monotonicity{Type: "not monotonic"}, AvgDocSizeBytes: 180, Basis: "inserts"},
+					ReadDistribution:  results.ReadDistribution{SampleSize: results.ReadSampleSize{Total: 700, Find: 700}, PercentageOfSingleShardReads: 70, PercentageOfMultiShardReads: 30},
+					WriteDistribution: results.WriteDistribution{SampleSize: results.WriteSampleSize{Total: 4210, Insert: 4210}, PercentageOfSingleShardWrites: 100},
+					Flags:             []results.Flag{{Code: "one-partition-per-period", Severity: "problem", Reason: "one partition per period: every row written went to time_bucket='2025-11-28'"}},
+					Verdict:           "avoid", Score: 30,
+				}}},
+			{Variant: "mongo-created-at", Database: "mongodb", Topology: "3 shards",
+				Tables: []results.KeyAnalysis{{
+					Table: "shop.orders", Entity: "orders", Database: "mongodb", Key: "{created_at: 1}", Targets: 3,
+					KeyCharacteristics: results.KeyCharacteristics{NumDocs: 4210, NumDistinctValues: 1_234_567, NumDistinctValuesRelError: 0.0081,
+						Monotonicity: results.Monotonicity{Type: "monotonic", RecordIDCorrelationCoefficient: 1, Direction: "increasing"}, Basis: "inserts"},
+					HottestInsertRange: &results.RangeShare{Range: "[{created_at: 2025-11-28T06:00}, MaxKey) on shard-02", Share: 0.87, Ranges: 2},
+					Flags:              []results.Flag{{Code: "monotonic", Severity: "problem", Reason: "monotonic (increasing, coefficient 1.00): every new document goes to the last chunk, on one shard"}},
+					Verdict:            "avoid", Score: 30,
+					Server: &results.ServerKeyAnalysis{Namespace: "shop_9f8e7d6c_analyze.orders", Key: "{created_at: 1}", Error: "(Unauthorized) not authorized on admin to execute command"},
+				}}},
+		},
+		Ranking: []results.EntityRanking{{Entity: "orders", Variants: []results.RankedVariant{
+			{Rank: 1, Variant: "mongo-hashed-user", Tables: []string{"shop.orders"}, Score: 20, Verdict: "avoid"},
+			{Rank: 2, Variant: "cass-day-bucket", Tables: []string{"shop.orders_by_period"}, Score: 30, Verdict: "avoid"},
+			{Rank: 3, Variant: "mongo-created-at", Tables: []string{"shop.orders"}, Score: 30, Verdict: "avoid"},
+		}}},
+		ServerCheck: &results.ServerCheck{Status: results.ServerCheckDone, Target: "mongos-1:27017", Server: "MongoDB 7.0.14 (mongos)",
+			Message: "analyzeShardKey ran on mongos-1:27017 (MongoDB 7.0.14 (mongos)) for 2 MongoDB variant(s), each after a load of the stream's first 10000 operations", LoadOps: 10000},
+		Notes: []string{"predicted from the scenario's operation stream with no database"},
+	}
+}
+
+// writeAnalysis writes a as dir's analysis.json, beside whatever the directory holds.
+func writeAnalysis(t testing.TB, dir string, a *results.Analysis) {
+	t.Helper()
+	a.Schema, a.Version = results.AnalysisSchema, 1
+	b, err := json.MarshalIndent(a, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, results.AnalysisFile), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// analysisOnlyDir is what `shardbench analyze` leaves: analysis.json and no summary.
+func analysisOnlyDir(t testing.TB) string {
+	dir := filepath.Join(t.TempDir(), "bf-mini-analyze")
+	writeAnalysis(t, dir, analysisDoc())
+	return dir
+}
+
+// simAnalysisDir is a simulated run whose directory also holds a key analysis.
+func simAnalysisDir(t testing.TB) string {
+	dir := simDir(t)
+	writeAnalysis(t, dir, analysisDoc())
 	return dir
 }

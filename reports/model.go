@@ -31,8 +31,10 @@ type run struct {
 	Hot       *results.Hotspots
 	Gate      *results.GateReport
 	Server    *results.ServerReport
-	Kind      string
-	Scenario  bool // scenario.yaml is present
+	// Analysis is analysis.json (shardbench analyze): the predicted key analysis.
+	Analysis *results.Analysis
+	Kind     string
+	Scenario bool // scenario.yaml is present
 	// Warnings are files that could not be read; the report renders without them and says so.
 	Warnings []string
 }
@@ -52,15 +54,24 @@ func loadRun(dir string) (*run, error) {
 		r.Warnings = append(r.Warnings, herr.Error())
 	}
 	r.Hot = hot
+	an, aerr := results.ReadAnalysis(dir)
+	if aerr != nil {
+		r.Warnings = append(r.Warnings, aerr.Error())
+	}
+	r.Analysis = an
 	sum, serr := results.Read(dir)
 	switch {
 	case serr == nil:
 		r.Sum = sum
-	case hot != nil && errors.Is(statErr(filepath.Join(dir, results.SummaryFile)), os.ErrNotExist):
-		// A plan directory may hold only the hot-partition analysis.
+	case (hot != nil || an != nil) && errors.Is(statErr(filepath.Join(dir, results.SummaryFile)), os.ErrNotExist):
+		// A plan directory may hold only the hot-partition analysis; an analyze directory
+		// only the key analysis.
 		r.NoSummary = true
 		r.Sum = &results.Summary{Backend: results.BackendInfo{Name: "plan"}, Complete: true}
 		r.Sum.Scenario.Name = filepath.Base(filepath.Clean(dir))
+		if an != nil && an.Scenario != "" {
+			r.Sum.Scenario.Name = an.Scenario
+		}
 	default:
 		return nil, serr
 	}
@@ -140,6 +151,7 @@ type side struct {
 	Run    *run
 	V      *results.Variant // never nil (synthesised for hotspots-only variants)
 	Hot    *results.HotspotsVariant
+	Keys   *results.AnalysisVariant
 	Server *results.ServerVariant
 	Points []results.Point
 	Color  color.RGBA
@@ -150,7 +162,7 @@ type side struct {
 func (s *side) hasLatency() bool { return s.V.Totals.Response.Count > 0 }
 
 // sidesOf lists the variants of the runs in order: each run's summary variants, then any
-// variant only its hotspots.json knows.
+// variant only its hotspots.json knows, then any only its analysis.json knows.
 func sidesOf(runs []*run) []*side {
 	var out []*side
 	for _, r := range runs {
@@ -158,7 +170,7 @@ func sidesOf(runs []*run) []*side {
 		for i := range r.Sum.Variants {
 			v := &r.Sum.Variants[i]
 			seen[v.Name] = true
-			out = append(out, &side{Run: r, V: v, Hot: r.Hot.Variant(v.Name), Server: r.Server.Variant(v.Name), Points: r.Points[v.Name]})
+			out = append(out, &side{Run: r, V: v, Hot: r.Hot.Variant(v.Name), Keys: r.Analysis.Variant(v.Name), Server: r.Server.Variant(v.Name), Points: r.Points[v.Name]})
 		}
 		if r.Hot != nil {
 			for i := range r.Hot.Variants {
@@ -168,7 +180,18 @@ func sidesOf(runs []*run) []*side {
 				}
 				seen[hv.Variant] = true
 				v := &results.Variant{Name: hv.Variant, Database: hv.Database}
-				out = append(out, &side{Run: r, V: v, Hot: hv, Server: r.Server.Variant(hv.Variant), Points: r.Points[hv.Variant]})
+				out = append(out, &side{Run: r, V: v, Hot: hv, Keys: r.Analysis.Variant(hv.Variant), Server: r.Server.Variant(hv.Variant), Points: r.Points[hv.Variant]})
+			}
+		}
+		if r.Analysis != nil {
+			for i := range r.Analysis.Variants {
+				av := &r.Analysis.Variants[i]
+				if seen[av.Variant] {
+					continue
+				}
+				seen[av.Variant] = true
+				v := &results.Variant{Name: av.Variant, Database: av.Database}
+				out = append(out, &side{Run: r, V: v, Keys: av, Server: r.Server.Variant(av.Variant), Points: r.Points[av.Variant]})
 			}
 		}
 	}

@@ -343,6 +343,7 @@ type page struct {
 	LatencyCharts              []*chartView
 	LatencyTable               *table
 	Hot                        *hotView
+	Keys                       *keysView
 	Variants                   []variantView
 	Notes                      []string
 	Sources                    []string
@@ -384,6 +385,7 @@ func (r *renderer) page() (*page, error) {
 	if pg.Hot, err = r.hot(); err != nil {
 		return nil, err
 	}
+	pg.Keys = r.keys()
 	if pg.Variants, err = r.variants(); err != nil {
 		return nil, err
 	}
@@ -394,7 +396,11 @@ func (r *renderer) page() (*page, error) {
 	if pg.HasLatency {
 		pg.TOC = append(pg.TOC, tocEntry{"latency", "Latency"})
 	}
-	pg.TOC = append(pg.TOC, tocEntry{"hot", "Hot partitions"}, tocEntry{"variants", "Variants"}, tocEntry{"notes", "Notes"})
+	pg.TOC = append(pg.TOC, tocEntry{"hot", "Hot partitions"})
+	if pg.Keys != nil {
+		pg.TOC = append(pg.TOC, tocEntry{"keys", "Key analysis"})
+	}
+	pg.TOC = append(pg.TOC, tocEntry{"variants", "Variants"}, tocEntry{"notes", "Notes"})
 	pg.Notes = r.pageNotes(pg)
 	for _, run := range r.runs {
 		pg.Sources = append(pg.Sources, run.Dir)
@@ -411,6 +417,8 @@ func (r *renderer) titles(pg *page) {
 	switch {
 	case r.compare:
 		pg.KindLabel = "comparison report"
+	case first.Kind == KindPlan && first.Hot == nil && first.Analysis != nil:
+		pg.KindLabel = "key analysis report"
 	case first.Kind == KindPlan:
 		pg.KindLabel = "placement plan report"
 	case first.Kind == KindSimulated:
@@ -454,6 +462,10 @@ func (r *renderer) banners(pg *page) {
 		}
 		switch run.Kind {
 		case KindPlan:
+			if run.Hot == nil && run.Analysis != nil {
+				pg.Banners = append(pg.Banners, banner{"info", prefix + "Key analysis.", "No operation was measured, so there is no latency or throughput: the key figures come from running the scenario's operation stream through every variant's placement (shardbench analyze)."})
+				break
+			}
 			pg.Banners = append(pg.Banners, banner{"info", prefix + "Placement plan.", "No operation was executed, so there is no latency or throughput: the hot-partition figures come from running the scenario's operation stream through every variant's placement code."})
 		case KindSimulated:
 			what := "the cluster model of the sim backend in virtual time"
@@ -760,6 +772,7 @@ func filesPresent(x *run) string {
 	add(results.HotspotsFile, x.Hot != nil, "")
 	add(results.GateFile, x.Gate != nil, "")
 	add(results.ServerFile, x.Server != nil, "")
+	add(results.AnalysisFile, x.Analysis != nil, "")
 	add(results.ScenarioFile, x.Scenario, "")
 	return strings.Join(parts, ", ")
 }
@@ -788,10 +801,11 @@ func num(s string) cell { return cell{Text: s, Class: "num"} }
 func sideCell(s *side) cell { return cell{Text: s.Label, Swatch: true, Color: s.Index % 10} }
 
 func (r *renderer) glanceTable() *table {
-	anyLat, anyHot := false, false
+	anyLat, anyHot, anyKeys := false, false, false
 	for _, s := range r.sides {
 		anyLat = anyLat || s.hasLatency()
 		anyHot = anyHot || s.Hot != nil
+		anyKeys = anyKeys || s.Keys != nil
 	}
 	h := []string{"variant"}
 	if len(r.runs) > 1 {
@@ -803,6 +817,9 @@ func (r *renderer) glanceTable() *table {
 	}
 	if anyHot {
 		h = append(h, "hottest partition", "share", "busiest node", "max/mean", "over 30%")
+	}
+	if anyKeys {
+		h = append(h, "key verdict")
 	}
 	t := &table{Head: heads(h...)}
 	for _, s := range r.sides {
@@ -834,6 +851,10 @@ func (r *renderer) glanceTable() *table {
 			} else {
 				c = append(c, cell{Text: "—"}, num("—"), num("—"))
 			}
+		}
+		if anyKeys {
+			text, cls := keyVerdict(s.Keys)
+			c = append(c, cell{Text: text, Class: cls})
 		}
 		t.Rows = append(t.Rows, row{Cells: c})
 	}

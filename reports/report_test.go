@@ -69,7 +69,8 @@ func fixture(t *testing.T, name string) string {
 	if d, ok := fixtureDirs.m[name]; ok {
 		return d
 	}
-	mk := map[string]func(testing.TB) string{"plan": planDir, "sim": simDir, "real": realDir, "interrupted": interruptedDir, "hotspots-only": hotspotsOnlyDir}[name]
+	mk := map[string]func(testing.TB) string{"plan": planDir, "sim": simDir, "real": realDir, "interrupted": interruptedDir, "hotspots-only": hotspotsOnlyDir,
+		"analysis": analysisOnlyDir, "sim-analysis": simAnalysisDir}[name]
 	if mk == nil {
 		t.Fatalf("no fixture %q", name)
 	}
@@ -144,6 +145,7 @@ func TestGoldenHTML(t *testing.T) {
 		{"real", []string{"real"}, false, false},
 		{"interrupted", []string{"interrupted"}, false, true},
 		{"compare", []string{"real", "interrupted"}, true, false},
+		{"analysis", []string{"analysis"}, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -584,4 +586,66 @@ func TestNotAResultsDirectory(t *testing.T) {
 	if _, err := Compare(nil, testOptions(t.TempDir())); err == nil {
 		t.Error("compare of nothing must fail")
 	}
+}
+
+// The key analysis of `shardbench analyze` renders on its own (no summary.json): per
+// variant a table per table or collection with the prediction and, where --server-check
+// ran, analyzeShardKey's numbers beside it; the reasons behind each verdict; the ranking.
+func TestKeyAnalysisReport(t *testing.T) {
+	dir := analysisOnlyDir(t)
+	out, html := renderHTML(t, dir)
+	if len(out.Warnings) != 0 {
+		t.Errorf("warnings %v", out.Warnings)
+	}
+	mustContain(t, html,
+		"key analysis report", "<strong>Key analysis.</strong>", `<section id="keys">`, `href="#keys"`,
+		// A table per collection: prediction and server side by side.
+		"shop.orders", "{user_id: hashed, created_at: 1}", `<th scope="col">predicted</th><th scope="col">analyzeShardKey</th>`,
+		"<td class=\"wrap\">4210</td><td class=\"wrap\">4187</td>", "not monotonic, r = -0.04", "not monotonic, r = 0.01",
+		"one shard 32.0% · several 0% · all shards (scatter-gather) 68.0%, of 9000",
+		"one shard 31.5% · several 0% · all shards (scatter-gather) 68.5%, of 517 sampled",
+		"of 233 sampled (no inserts)", "412 B", "398 B",
+		// Cassandra reads partitions, and has no server column.
+		"shop.orders_by_period", "one partition 70.0% · several 30.0% · scan or index 0%, of 700", "time_bucket=&#39;2025-11-28&#39; 100%",
+		// Estimates, monotonic direction, hottest range, the server's failure.
+		"≈1234567 ±0.810% (HyperLogLog)", "monotonic, r = 1.00 (increasing)", "87.0% of inserts, of 2 ranges",
+		"analyzeShardKey failed:</span> (Unauthorized) not authorized",
+		// Verdicts with their reasons, the ranking, the server check.
+		`<span class="badge fail">avoid</span>`, `<span class="bad">problem</span>: reads by _id must broadcast to all 3 shards`,
+		"one partition per period: every row written went to", `<th colspan="5" scope="rowgroup">orders</th>`,
+		"<strong>Server check done.</strong> analyzeShardKey ran on mongos-1:27017",
+		"server check in database shop_1a2b3c4d_analyze", "predicted from the scenario&#39;s operation stream with no database",
+		"mongo-created-at", "key verdict")
+	mustNotContain(t, html, `id="latency"`, "Placement plan.", "Could not read")
+	// The ranking keeps the analysis' order, best first.
+	i, j := strings.Index(html, `<span class="sw c0"></span>mongo-hashed-user</th><td class="num">1</td>`), strings.Index(html, `<span class="sw c2"></span>mongo-created-at</th><td class="num">3</td>`)
+	if i < 0 || j < 0 || j < i {
+		t.Errorf("ranking rows missing or out of order (%d, %d)", i, j)
+	}
+	// The Cassandra table has no server column: exactly two tables carry one.
+	if n := strings.Count(html, `<th scope="col">analyzeShardKey</th>`); n != 1 {
+		t.Errorf("%d tables with a server column, want 1 (the failed check shows its error instead)", n)
+	}
+}
+
+// A run or plan directory with analysis.json shows the section beside its own, the
+// variants keep their colours, and an unreadable analysis.json is a warning, not a failure.
+func TestKeyAnalysisBesideAPlan(t *testing.T) {
+	dir := planDir(t)
+	writeAnalysis(t, dir, analysisDoc())
+	_, html := renderHTML(t, dir)
+	mustContain(t, html, "placement plan report", `<section id="hot">`, `<section id="keys">`, `id="keys-mongo-hashed-user"`,
+		`<h3><span class="sw c2"></span>mongo-hashed-user</h3>`, `<th scope="col">key verdict</th>`, `<td class="bad">avoid</td>`)
+	mustNotContain(t, html, "key analysis report")
+
+	bad := planDir(t)
+	if err := os.WriteFile(filepath.Join(bad, results.AnalysisFile), []byte(`{"schema":"other"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, html := renderHTML(t, bad)
+	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], results.AnalysisFile) {
+		t.Errorf("warnings %v", out.Warnings)
+	}
+	mustContain(t, html, "Could not read:")
+	mustNotContain(t, html, `<section id="keys">`)
 }

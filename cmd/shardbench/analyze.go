@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/shardbench/shardbench/internal/analyze"
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/backend/mongo"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/reports"
@@ -27,7 +30,31 @@ type AnalyzeOptions struct {
 	// variants whose name or design file contains it.
 	Entity string
 	Design string
+	// ServerCheck runs analyzeShardKey on the mongos at Target after a load of LoadOps
+	// operations per variant, waiting at most SampleWait for sampled queries.
+	ServerCheck bool
+	Target      string
+	LoadOps     int
+	SampleWait  time.Duration
 	PlacementOptions
+}
+
+// check completes the options once flags are parsed.
+func (o *AnalyzeOptions) check(f *pflag.FlagSet) error {
+	if err := o.PlacementOptions.check(f); err != nil {
+		return err
+	}
+	switch {
+	case o.ServerCheck && o.Target == "":
+		return usageErrorf("--server-check needs --target mongodb://HOST:PORT (a mongos of MongoDB 7.0 or newer)")
+	case !o.ServerCheck && (f.Changed("target") || f.Changed("load-ops") || f.Changed("sample-wait")):
+		return usageErrorf("--target, --load-ops and --sample-wait apply only with --server-check: analyze alone uses no database")
+	case o.LoadOps < 0:
+		return usageErrorf("--load-ops must not be negative")
+	case o.SampleWait < 0:
+		return usageErrorf("--sample-wait must not be negative")
+	}
+	return nil
 }
 
 func newAnalyzeCmd(io *IO, runF func(*AnalyzeOptions) error) *cobra.Command {
@@ -50,10 +77,19 @@ analyzeShardKey reports only once data and queries are in a cluster:
     a ranking of the variants of each entity.
 
 It writes analysis.json (field names as analyzeShardKey's) into the results directory
-and prints a table. See docs/analyze.md.`,
+and prints a table. See docs/analyze.md.
+
+With --server-check --target mongodb://HOST:PORT on a mongos of MongoDB 7.0 or newer, each
+MongoDB variant is also set up in its own database (<run's database>_analyze, dropped
+first), query sampling is enabled (configureQueryAnalyzer), the first --load-ops
+operations of the stream run against it, and analyzeShardKey's own numbers are put
+beside the prediction. Any other server (FerretDB, a replica set, an older mongos) gets
+a message saying why not, and the prediction alone is the result (exit 0).
+Credentials come from SHARDBENCH_MONGODB_USERNAME / SHARDBENCH_MONGODB_PASSWORD, as for run.`,
 		Example: `  shardbench analyze scenarios/claims/orders-shard-keys.yaml --limit 50000
   shardbench analyze scenarios/claims/products-hot-category.yaml --entity products
-  shardbench analyze scenarios/black-friday.yaml --design seed001-cassandra --entity carts`,
+  shardbench analyze scenarios/black-friday.yaml --design seed001-cassandra --entity carts
+  shardbench analyze scenarios/claims/orders-shard-keys.yaml --server-check --target mongodb://mongos:27017`,
 		Args: exactArgs(1, "a scenario file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ScenarioPath = args[0]
@@ -69,6 +105,10 @@ and prints a table. See docs/analyze.md.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Entity, "entity", "", "analyse only the tables of this entity (or this table or collection)")
 	f.StringVar(&opts.Design, "design", "", "analyse only the variants whose name or design file contains this")
+	f.BoolVar(&opts.ServerCheck, "server-check", false, "also run analyzeShardKey on the mongos at --target (MongoDB 7.0+) after a load phase")
+	f.StringVar(&opts.Target, "target", "", "with --server-check: mongodb://host:port[,host:port]/?options (credentials from the environment)")
+	f.IntVar(&opts.LoadOps, "load-ops", 10000, "with --server-check: operations of the stream each variant runs on the server before analyzeShardKey")
+	f.DurationVar(&opts.SampleWait, "sample-wait", mongo.DefaultSampleWait, "with --server-check: how long to wait for the server to write its sampled queries")
 	opts.PlacementOptions.bind(f, "analyze")
 	return cmd
 }
@@ -137,7 +177,11 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 		}
 	}
 	doc.Ranking = analyze.Rank(doc.Variants)
-	doc.Notes = append(doc.Notes, "predicted from the scenario's operation stream with no database; --server-check (analyzeShardKey on a live mongos) is not implemented")
+	doc.Notes = append(doc.Notes, "predicted from the scenario's operation stream with no database")
+	var checkErr error
+	if opts.ServerCheck && errors.Join(errs...) == nil {
+		checkErr = serverCheck(ctx, opts, run, variants, doc)
+	}
 	if err := dir.WriteAnalysis(doc); err != nil {
 		return err
 	}
@@ -146,11 +190,108 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 		printAnalysis(opts.IO.Out, doc)
 		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", filepath.Join(out, results.AnalysisFile))
 	}
+	if checkErr != nil {
+		var ee *exitError
+		if errors.As(checkErr, &ee) {
+			return checkErr
+		}
+		return fmt.Errorf("%w (the prediction alone is in %s)", checkErr, out)
+	}
 	if err := errors.Join(errs...); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w; what was analysed so far is in %s", err, out)
 		}
 		return err
+	}
+	return nil
+}
+
+// serverCheckConfig is the mongo backend's configuration for the server check: the
+// scenario's backends.mongo options and --target; the variant is filled in per variant.
+func (o *AnalyzeOptions) serverCheckConfig(run *placementRun) backend.Config {
+	sc := run.in.Scenario
+	log := o.IO.ErrOut
+	if o.Quiet {
+		log = io.Discard
+	}
+	return backend.Config{Scenario: sc, Model: run.in.Prepared.Model, Target: o.Target, Options: sc.Backends["mongo"], Log: log}
+}
+
+// serverCheck puts a live mongos's analyzeShardKey numbers beside the prediction in doc.
+// A server that cannot run the command (FerretDB, a replica set, a mongos older than 7.0)
+// is no failure: doc says why, stderr too, and the prediction stands. An unreachable
+// server or a check that breaks off is an error; doc.ServerCheck says which.
+func serverCheck(ctx context.Context, opts *AnalyzeOptions, run *placementRun, variants []variantSpec, doc *results.Analysis) error {
+	hosts := mongo.TargetHosts(opts.Target)
+	chk := &results.ServerCheck{Target: hosts}
+	doc.ServerCheck = chk
+	fail := func(err error) error {
+		chk.Status, chk.Message = results.ServerCheckFailed, "server check failed: "+err.Error()
+		doc.Notes = append(doc.Notes, chk.Message)
+		var ue *mongo.UsageError
+		if errors.As(err, &ue) {
+			return usageError(err)
+		}
+		return err
+	}
+	base := opts.serverCheckConfig(run)
+	dep, err := mongo.Probe(ctx, base)
+	if err != nil {
+		return fail(err)
+	}
+	chk.Server = dep.String()
+	if err := dep.AnalyzeShardKeySupport(hosts); err != nil {
+		// Said even with --quiet: it answers what --server-check asked for.
+		chk.Status, chk.Message = results.ServerCheckNotAvailable, err.Error()
+		doc.Notes = append(doc.Notes, chk.Message)
+		fmt.Fprintf(opts.IO.ErrOut, "shardbench: analyze: %s\n", chk.Message)
+		return nil
+	}
+	chk.LoadOps = int64(opts.LoadOps)
+	checked := 0
+	for i, v := range variants {
+		if v.Plan == nil || v.Plan.Design.MongoDB == nil {
+			continue
+		}
+		cfg := base
+		cfg.Variant, cfg.Plan, cfg.VariantIndex = v.Variant, v.Plan, i
+		if !opts.Quiet {
+			fmt.Fprintf(opts.IO.ErrOut, "shardbench: analyze: server check of %s on %s: load of %d operations, then analyzeShardKey\n", v.Name, hosts, opts.LoadOps)
+		}
+		res, err := mongo.CheckShardKeys(ctx, cfg, mongo.CheckOptions{
+			LoadOps: opts.LoadOps, SamplesPerSecond: mongo.DefaultSamplesPerSecond,
+			SamplerRefresh: mongo.DefaultSamplerRefresh, SampleWait: opts.SampleWait,
+		})
+		av := &doc.Variants[i]
+		if res != nil {
+			av.Notes = append(av.Notes, "server check in database "+res.Database+" on "+hosts)
+			av.Notes = append(av.Notes, res.Notes...)
+			for _, c := range res.Collections {
+				if t := mongoTable(av, c.Collection); t != nil {
+					sk := c.Server
+					t.Server = &sk
+				}
+			}
+		}
+		if err != nil {
+			return fail(fmt.Errorf("variant %s: %w", v.Name, err))
+		}
+		checked++
+	}
+	chk.Status = results.ServerCheckDone
+	chk.Message = fmt.Sprintf("analyzeShardKey ran on %s (%s) for %d MongoDB variant(s), each after a load of the stream's first %d operations", hosts, chk.Server, checked, opts.LoadOps)
+	doc.Notes = append(doc.Notes, chk.Message)
+	return nil
+}
+
+// mongoTable is the variant's predicted MongoDB table for a collection name, or nil
+// (--entity may have left it out).
+func mongoTable(av *results.AnalysisVariant, coll string) *results.KeyAnalysis {
+	for i := range av.Tables {
+		t := &av.Tables[i]
+		if t.Database == "mongodb" && (t.Table == coll || strings.HasSuffix(t.Table, "."+coll)) {
+			return t
+		}
 	}
 	return nil
 }
@@ -209,13 +350,22 @@ func printAnalysis(w io.Writer, doc *results.Analysis) {
 				shares(rd.SampleSize.Total, rd.PercentageOfSingleShardReads, rd.PercentageOfMultiShardReads, rd.PercentageOfScatterGatherReads),
 				shares(wd.SampleSize.Total, wd.PercentageOfSingleShardWrites, wd.PercentageOfMultiShardWrites, wd.PercentageOfScatterGatherWrites),
 				t.Verdict)
+			if sk := t.Server; sk != nil && sk.Error == "" {
+				fmt.Fprintf(tw, "  ↳ server\t%s\n", serverRow(sk))
+			}
 		}
 		tw.Flush()
 		for _, t := range v.Tables {
 			for _, f := range t.Flags {
 				fmt.Fprintf(w, "    %s %s: %s\n", t.Table, f.Severity, f.Reason)
 			}
+			if t.Server != nil && t.Server.Error != "" {
+				fmt.Fprintf(w, "    %s server: analyzeShardKey failed: %s\n", t.Table, t.Server.Error)
+			}
 		}
+	}
+	if c := doc.ServerCheck; c != nil {
+		fmt.Fprintf(w, "server check (%s): %s\n", c.Status, c.Message)
 	}
 	fmt.Fprintln(w, "ranking (best first):")
 	for _, e := range doc.Ranking {
@@ -225,6 +375,28 @@ func printAnalysis(w io.Writer, doc *results.Analysis) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n", e.Entity, strings.Join(parts, "; "))
 	}
+}
+
+// serverRow is analyzeShardKey's numbers in the columns of the prediction's row (key to
+// writes; no verdict: the server gives none).
+func serverRow(sk *results.ServerKeyAnalysis) string {
+	docs, distinct, common, mono := "-", "-", "-", "-"
+	if kc := sk.KeyCharacteristics; kc != nil {
+		docs, distinct = fmt.Sprint(kc.NumDocsTotal), fmt.Sprint(kc.NumDistinctValues)
+		if len(kc.MostCommonValues) > 0 && kc.NumDocsTotal > 0 {
+			mc := kc.MostCommonValues[0]
+			common = reports.Truncate(mc.Value, 36) + " " + reports.FormatPct(float64(mc.Frequency)/float64(kc.NumDocsTotal))
+		}
+		mono = fmt.Sprintf("%s %.2f", kc.Monotonicity.Type, kc.Monotonicity.RecordIDCorrelationCoefficient)
+	}
+	reads, writes := "-", "-"
+	if rd := sk.ReadDistribution; rd != nil {
+		reads = shares(rd.SampleSize.Total, rd.PercentageOfSingleShardReads, rd.PercentageOfMultiShardReads, rd.PercentageOfScatterGatherReads)
+	}
+	if wd := sk.WriteDistribution; wd != nil {
+		writes = shares(wd.SampleSize.Total, wd.PercentageOfSingleShardWrites, wd.PercentageOfMultiShardWrites, wd.PercentageOfScatterGatherWrites)
+	}
+	return strings.Join([]string{sk.Key, docs, distinct, common, mono, reads, writes, "(analyzeShardKey)"}, "\t")
 }
 
 func shares(total int64, one, multi, all float64) string {

@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardbench/shardbench/internal/analyze"
+	"github.com/shardbench/shardbench/internal/backend/mongo"
+	"github.com/shardbench/shardbench/internal/itest"
 	"github.com/shardbench/shardbench/internal/results"
 )
 
@@ -249,5 +254,132 @@ func TestAnalyzeBadInput(t *testing.T) {
 	root.SetArgs([]string{"analyze", "../../scenarios/claims/session-buckets.yaml", "--limit", "-1"})
 	if err := root.Execute(); exitCode(err) != 2 {
 		t.Errorf("--limit -1: %v, want exit 2", err)
+	}
+}
+
+// --server-check needs --target; --target and the load flags need --server-check; the
+// flags reach AnalyzeOptions.
+func TestAnalyzeServerCheckFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--server-check"},
+		{"--target", "mongodb://127.0.0.1:27017"},
+		{"--load-ops", "10"},
+		{"--server-check", "--target", "mongodb://h:1", "--load-ops", "-1"},
+	} {
+		io, _, _ := testIO()
+		cmd := newAnalyzeCmd(io, func(*AnalyzeOptions) error { t.Errorf("%v: ran", args); return nil })
+		cmd.SetArgs(append([]string{"s.yaml"}, args...))
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		if err := cmd.Execute(); err == nil || exitCode(err) != 2 {
+			t.Errorf("%v: err %v (exit %d), want a usage error", args, err, exitCode(err))
+		}
+	}
+	io, _, _ := testIO()
+	var got *AnalyzeOptions
+	cmd := newAnalyzeCmd(io, func(o *AnalyzeOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"s.yaml", "--server-check", "--target", "mongodb://mongos:27017", "--load-ops", "500", "--sample-wait", "3s"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !got.ServerCheck || got.Target != "mongodb://mongos:27017" || got.LoadOps != 500 || got.SampleWait != 3*time.Second {
+		t.Errorf("options %+v", got)
+	}
+}
+
+// An unreachable server fails the check (exit 1) with an error naming the host and never
+// the password, and the prediction is still written, saying the check failed.
+func TestAnalyzeServerCheckUnreachable(t *testing.T) {
+	noMongoCredentials(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	io, stdout, stderr := testIO()
+	out := filepath.Join(t.TempDir(), "a")
+	opts := &AnalyzeOptions{IO: io, ScenarioPath: "../../scenarios/claims/products-hot-category.yaml", ServerCheck: true,
+		Target: "mongodb://bench:s3cret@" + addr + "/", LoadOps: 10, PlacementOptions: PlacementOptions{Limit: 300, Out: out}}
+	err = runAnalyze(context.Background(), opts)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("err %v (exit %d), want exit 1 naming %s", err, exitCode(err), addr)
+	}
+	doc, rerr := results.ReadAnalysis(out)
+	if rerr != nil || doc == nil || len(doc.Variants) == 0 {
+		t.Fatalf("analysis.json: %v", rerr)
+	}
+	if c := doc.ServerCheck; c == nil || c.Status != results.ServerCheckFailed || c.Target != addr || !strings.Contains(c.Message, addr) {
+		t.Errorf("serverCheck %+v", doc.ServerCheck)
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, results.AnalysisFile))
+	for what, s := range map[string]string{"error": err.Error(), "stdout": stdout.String(), "stderr": stderr.String(), "analysis.json": string(raw)} {
+		if strings.Contains(s, "s3cret") {
+			t.Errorf("%s holds the password: %s", what, s)
+		}
+	}
+}
+
+// Against FerretDB (not a mongos) --server-check says analyzeShardKey is not available,
+// naming the host and the reason, on stderr and in analysis.json's notes; the prediction
+// is still the result (exit 0), and no server numbers are invented.
+func TestAnalyzeServerCheckOnFerretDB(t *testing.T) {
+	uri := itest.Env(t, "SHARDBENCH_MONGODB_URI", "FerretDB (testenv/ferretdb/start.sh)")
+	noMongoCredentials(t)
+	host := mongo.TargetHosts(uri)
+	io, stdout, stderr := testIO()
+	out := filepath.Join(t.TempDir(), "a")
+	opts := &AnalyzeOptions{IO: io, ScenarioPath: "../../scenarios/claims/orders-shard-keys.yaml", ServerCheck: true, Target: uri,
+		LoadOps: 100, PlacementOptions: PlacementOptions{Limit: 2000, Out: out}}
+	if err := runAnalyze(context.Background(), opts); err != nil || exitCode(err) != 0 {
+		t.Fatalf("analyze --server-check on FerretDB: %v\n%s", err, stderr)
+	}
+	doc, err := results.ReadAnalysis(out)
+	if err != nil || doc == nil {
+		t.Fatalf("analysis.json: %v", err)
+	}
+	// The prediction is complete.
+	k := keyOf(t, doc, "{created_at: 1}", "orders")
+	if k.KeyCharacteristics.NumDocs == 0 || !k.HasFlag(analyze.FlagMonotonic) || len(doc.Ranking) == 0 {
+		t.Errorf("prediction missing: %+v", k)
+	}
+	for _, v := range doc.Variants {
+		for _, tb := range v.Tables {
+			if tb.Server != nil {
+				t.Errorf("%s %s: server numbers from a server without analyzeShardKey: %+v", v.Variant, tb.Table, tb.Server)
+			}
+		}
+	}
+	c := doc.ServerCheck
+	if c == nil || c.Status != results.ServerCheckNotAvailable || c.Target != host || !strings.Contains(c.Server, "FerretDB") {
+		t.Fatalf("serverCheck %+v", c)
+	}
+	for _, want := range []string{"analyzeShardKey needs a mongos of MongoDB 7.0+", host + " is FerretDB", "not a mongos", "server check skipped, prediction only"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("message %q lacks %q", c.Message, want)
+		}
+	}
+	noted := false
+	for _, n := range doc.Notes {
+		noted = noted || n == c.Message
+	}
+	if !noted || !strings.Contains(stderr.String(), c.Message) {
+		t.Errorf("message not in notes %q or stderr:\n%s", doc.Notes, stderr)
+	}
+	if !strings.Contains(stdout.String(), "server check (not-available)") {
+		t.Errorf("terminal table does not say the check was skipped:\n%s", stdout)
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, results.AnalysisFile))
+	for what, s := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String(), "analysis.json": string(raw)} {
+		if strings.Contains(s, "@") || strings.Contains(strings.ToLower(s), "password") {
+			t.Errorf("%s mentions credentials", what)
+		}
+	}
+}
+
+// noMongoCredentials clears the credential variables for the test (restored after it).
+func noMongoCredentials(t *testing.T) {
+	for _, k := range []string{mongo.EnvUsername, mongo.EnvPassword, mongo.EnvPasswordFile} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
 	}
 }

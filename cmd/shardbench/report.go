@@ -156,8 +156,9 @@ func checkResultsDir(dir string) error {
 	}
 	_, serr := os.Stat(filepath.Join(dir, results.SummaryFile))
 	_, herr := os.Stat(filepath.Join(dir, results.HotspotsFile))
-	if errors.Is(serr, os.ErrNotExist) && errors.Is(herr, os.ErrNotExist) {
-		return usageErrorf("%s is not a results directory (no %s or %s)", dir, results.SummaryFile, results.HotspotsFile)
+	_, aerr := os.Stat(filepath.Join(dir, results.AnalysisFile)) // shardbench analyze
+	if errors.Is(serr, os.ErrNotExist) && errors.Is(herr, os.ErrNotExist) && errors.Is(aerr, os.ErrNotExist) {
+		return usageErrorf("%s is not a results directory (no %s, %s or %s)", dir, results.SummaryFile, results.HotspotsFile, results.AnalysisFile)
 	}
 	return nil
 }

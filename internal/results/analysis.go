@@ -26,7 +26,29 @@ type Analysis struct {
 	Operations int64             `json:"operations"`
 	Variants   []AnalysisVariant `json:"variants"`
 	Ranking    []EntityRanking   `json:"ranking"`
-	Notes      []string          `json:"notes,omitempty"`
+	// ServerCheck says whether --server-check ran analyzeShardKey on a live server, and
+	// if not, why (nil: not asked for).
+	ServerCheck *ServerCheck `json:"serverCheck,omitempty"`
+	Notes       []string     `json:"notes,omitempty"`
+}
+
+// Server check statuses.
+const (
+	ServerCheckDone         = "done"          // analyzeShardKey ran; the tables carry Server
+	ServerCheckNotAvailable = "not-available" // the server has no analyzeShardKey: prediction only
+	ServerCheckFailed       = "failed"        // the server could not be reached or the check broke off
+)
+
+// ServerCheck is the outcome of `analyze --server-check`: where it connected (hosts only,
+// never credentials), what the server is, and a message in plain words.
+type ServerCheck struct {
+	Status  string `json:"status"` // done | not-available | failed
+	Target  string `json:"target"` // host[:port][,host...]
+	Server  string `json:"server,omitempty"`
+	Message string `json:"message"`
+	// LoadOps is how many operations of the stream each variant ran on the server before
+	// analyzeShardKey.
+	LoadOps int64 `json:"loadOps,omitempty"`
 }
 
 // AnalysisVariant is one design variant's analysis.
@@ -35,6 +57,9 @@ type AnalysisVariant struct {
 	Database string        `json:"database"` // cassandra | mongodb | cassandra+mongodb
 	Topology string        `json:"topology,omitempty"`
 	Tables   []KeyAnalysis `json:"tables"`
+	// Notes are the server check's notes for this variant (its database, the load phase,
+	// what the server did not apply).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // KeyAnalysis is the analysis of one table's partition key or one collection's shard key.
@@ -62,6 +87,85 @@ type KeyAnalysis struct {
 	Flags              []Flag      `json:"flags"`
 	Verdict            string      `json:"verdict"` // good | caution | avoid
 	Score              int         `json:"score"`   // penalty points: lower is better
+	// Server is what analyzeShardKey said about this key on a live mongos (--server-check),
+	// beside the prediction above.
+	Server *ServerKeyAnalysis `json:"server,omitempty"`
+}
+
+// ServerKeyAnalysis is analyzeShardKey's output for one collection and key, with the
+// server's own field names (MongoDB manual, "analyzeShardKey", Output:
+// https://www.mongodb.com/docs/manual/reference/command/analyzeShardKey/), so it reads
+// directly beside the prediction. Fields the server did not return stay zero.
+type ServerKeyAnalysis struct {
+	// Namespace is the collection analysed (the variant's own database).
+	Namespace          string                    `json:"namespace"`
+	Key                string                    `json:"key"`
+	KeyCharacteristics *ServerKeyCharacteristics `json:"keyCharacteristics,omitempty"`
+	ReadDistribution   *ServerReadDistribution   `json:"readDistribution,omitempty"`
+	WriteDistribution  *ServerWriteDistribution  `json:"writeDistribution,omitempty"`
+	// Note is the server's own note about how to read the metrics.
+	Note string `json:"note,omitempty"`
+	// Error is why the command failed for this collection (then nothing else is set).
+	Error string `json:"error,omitempty"`
+}
+
+// ServerKeyCharacteristics is analyzeShardKey's keyCharacteristics. MongoDB 7.0.0 named
+// the document count numDocs; later releases numDocsTotal and numDocsSampled.
+type ServerKeyCharacteristics struct {
+	NumDocsTotal      int64                  `json:"numDocsTotal"`
+	NumDocsSampled    int64                  `json:"numDocsSampled,omitempty"`
+	NumOrphanDocs     int64                  `json:"numOrphanDocs,omitempty"`
+	AvgDocSizeBytes   int64                  `json:"avgDocSizeBytes"`
+	IsUnique          bool                   `json:"isUnique"`
+	NumDistinctValues int64                  `json:"numDistinctValues"`
+	MostCommonValues  []ServerValueFrequency `json:"mostCommonValues"`
+	Monotonicity      Monotonicity           `json:"monotonicity"`
+}
+
+// ServerValueFrequency is one of the server's mostCommonValues: the shard key value as
+// relaxed extended JSON, and its document count.
+type ServerValueFrequency struct {
+	Value     string `json:"value"`
+	Frequency int64  `json:"frequency"`
+}
+
+// ServerReadDistribution is analyzeShardKey's readDistribution (sampled queries).
+type ServerReadDistribution struct {
+	SampleSize                     ServerReadSampleSize `json:"sampleSize"`
+	PercentageOfSingleShardReads   float64              `json:"percentageOfSingleShardReads"`
+	PercentageOfMultiShardReads    float64              `json:"percentageOfMultiShardReads"`
+	PercentageOfScatterGatherReads float64              `json:"percentageOfScatterGatherReads"`
+	NumReadsByRange                []int64              `json:"numReadsByRange,omitempty"`
+}
+
+// ServerReadSampleSize counts the sampled reads by command.
+type ServerReadSampleSize struct {
+	Total     int64 `json:"total"`
+	Find      int64 `json:"find"`
+	Aggregate int64 `json:"aggregate"`
+	Count     int64 `json:"count"`
+	Distinct  int64 `json:"distinct"`
+}
+
+// ServerWriteDistribution is analyzeShardKey's writeDistribution (sampled queries).
+type ServerWriteDistribution struct {
+	SampleSize                              ServerWriteSampleSize `json:"sampleSize"`
+	PercentageOfSingleShardWrites           float64               `json:"percentageOfSingleShardWrites"`
+	PercentageOfMultiShardWrites            float64               `json:"percentageOfMultiShardWrites"`
+	PercentageOfScatterGatherWrites         float64               `json:"percentageOfScatterGatherWrites"`
+	NumWritesByRange                        []int64               `json:"numWritesByRange,omitempty"`
+	PercentageOfShardKeyUpdates             float64               `json:"percentageOfShardKeyUpdates"`
+	PercentageOfSingleWritesWithoutShardKey float64               `json:"percentageOfSingleWritesWithoutShardKey"`
+	PercentageOfMultiWritesWithoutShardKey  float64               `json:"percentageOfMultiWritesWithoutShardKey"`
+}
+
+// ServerWriteSampleSize counts the sampled writes by command (the server samples no
+// inserts).
+type ServerWriteSampleSize struct {
+	Total         int64 `json:"total"`
+	Update        int64 `json:"update"`
+	Delete        int64 `json:"delete"`
+	FindAndModify int64 `json:"findAndModify"`
 }
 
 // RangeShare is one range's share of a kind of request, out of Ranges ranges.

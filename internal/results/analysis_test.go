@@ -67,3 +67,41 @@ func TestAnalysisRoundTrip(t *testing.T) {
 		t.Errorf("other schema: %v", err)
 	}
 }
+
+// The server's analyzeShardKey numbers and the server check round-trip beside the
+// prediction, under the server's own field names.
+func TestAnalysisServerCheckRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r")
+	dir, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	in := &Analysis{Scenario: "s", Variants: []AnalysisVariant{{Variant: "v", Database: "mongodb", Notes: []string{"load: 10 operations"},
+		Tables: []KeyAnalysis{{Table: "db.orders", Database: "mongodb", Key: "{a: 1}",
+			Server: &ServerKeyAnalysis{Namespace: "db_x_analyze.orders", Key: "{a: 1}",
+				KeyCharacteristics: &ServerKeyCharacteristics{NumDocsTotal: 7, NumDistinctValues: 3, MostCommonValues: []ServerValueFrequency{{Value: `{"a":1}`, Frequency: 4}},
+					Monotonicity: Monotonicity{Type: "monotonic", RecordIDCorrelationCoefficient: 0.9}},
+				ReadDistribution:  &ServerReadDistribution{SampleSize: ServerReadSampleSize{Total: 5, Find: 5}, PercentageOfScatterGatherReads: 40},
+				WriteDistribution: &ServerWriteDistribution{SampleSize: ServerWriteSampleSize{Total: 2, Update: 2}, PercentageOfShardKeyUpdates: 50, PercentageOfSingleWritesWithoutShardKey: 50}}}}}},
+		ServerCheck: &ServerCheck{Status: ServerCheckDone, Target: "h:27017", Server: "MongoDB 7.0.14 (mongos)", Message: "m", LoadOps: 10}}
+	if err := dir.WriteAnalysis(in); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(path, AnalysisFile))
+	for _, field := range []string{`"serverCheck"`, `"status": "done"`, `"server": {`, `"numDocsTotal": 7`, `"namespace": "db_x_analyze.orders"`,
+		`"percentageOfSingleWritesWithoutShardKey": 50`, `"findAndModify": 0`, `"aggregate": 0`} {
+		if !strings.Contains(string(raw), field) {
+			t.Errorf("analysis.json lacks %s:\n%s", field, raw)
+		}
+	}
+	out, err := ReadAnalysis(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := out.Variant("v").Table("orders")
+	if k.Server == nil || k.Server.KeyCharacteristics.MostCommonValues[0].Frequency != 4 || k.Server.ReadDistribution.PercentageOfScatterGatherReads != 40 ||
+		out.ServerCheck.Status != ServerCheckDone || out.ServerCheck.LoadOps != 10 || out.Variants[0].Notes[0] != "load: 10 operations" {
+		t.Errorf("read back %+v / %+v", k.Server, out.ServerCheck)
+	}
+}

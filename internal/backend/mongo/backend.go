@@ -70,6 +70,9 @@ type Option func(*openSettings)
 
 type openSettings struct {
 	onCommand func(*event.CommandStartedEvent)
+	// dbSuffix is appended to the variant's database name (the server check's database
+	// must not be the one `run` fills).
+	dbSuffix string
 }
 
 // WithCommandStarted calls f for every command the driver sends (command monitoring),
@@ -104,14 +107,58 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(set.onCommand), colls: map[*design.Step]*mongo.Collection{}}
+	b := newBackend(cfg, o, t, set.onCommand)
+	if err := b.connect(ctx); err != nil {
+		return nil, err
+	}
+	if b.dep.FerretDB != "" {
+		b.conv.decimalAsDouble = true
+		b.note("FerretDB has no decimal128 (it drops the connection on one): decimal fields are sent as doubles")
+	}
+	prefix := o.Database
+	if prefix == "" {
+		prefix = cfg.Plan.Design.MongoDB.Database
+	}
+	b.dbName = databaseName(prefix+set.dbSuffix, "", cfg.Variant.Name)
+	b.db = b.client.Database(b.dbName)
+	b.logf("variant %s → database %s on %s (%s)", cfg.Variant.Name, b.dbName, t.redacted, b.dep)
+	if err := b.setup(ctx); err != nil {
+		b.client.Disconnect(context.Background())
+		return nil, fmt.Errorf("mongo %s: setting up %s: %s", t.redacted, b.dbName, b.redact(err.Error()))
+	}
+	if err := b.handles(); err != nil {
+		b.client.Disconnect(context.Background())
+		return nil, &UsageError{err}
+	}
+	if o.Load.Ops > 0 {
+		if err := b.load(ctx); err != nil {
+			b.client.Disconnect(context.Background())
+			return nil, err
+		}
+	}
+	b.before = b.snapshot(ctx)
+	b.mon.reset()
+	return b, nil
+}
+
+// newBackend is a backend not yet connected; each operation is bounded by the scenario's
+// load.timeout (default 5s).
+func newBackend(cfg backend.Config, o Options, t target, onCommand func(*event.CommandStartedEvent)) *Backend {
+	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand), colls: map[*design.Step]*mongo.Collection{}}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
 		b.timeout = cfg.Scenario.Load.Timeout
 	}
+	return b
+}
+
+// connect builds the driver client from the target and options, connects, and detects the
+// deployment (hello, buildInfo). Errors name the redacted target.
+func (b *Backend) connect(ctx context.Context) error {
+	o, t := b.opts, b.target
 	pool := o.PoolSize
-	if pool == 0 && cfg.Scenario != nil {
-		pool = cfg.Scenario.Load.MaxInFlight
+	if pool == 0 && b.cfg.Scenario != nil {
+		pool = b.cfg.Scenario.Load.MaxInFlight
 	}
 	sel := o.ServerSelectionTimeout
 	if sel == 0 {
@@ -133,43 +180,21 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 		co.SetAuth(cred)
 	}
 	if err := co.Validate(); err != nil {
-		return nil, &UsageError{fmt.Errorf("--target %s: %s", t.redacted, b.redact(err.Error()))}
+		return &UsageError{fmt.Errorf("--target %s: %s", t.redacted, b.redact(err.Error()))}
 	}
+	var err error
 	b.client, err = mongo.Connect(co)
 	if err != nil {
-		return nil, fmt.Errorf("mongo %s: %s", t.redacted, b.redact(err.Error()))
+		return fmt.Errorf("mongo %s: %s", t.redacted, b.redact(err.Error()))
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
 	b.dep, err = detect(cctx, b.client)
 	if err != nil {
 		b.client.Disconnect(context.Background())
-		return nil, fmt.Errorf("mongo %s: connect and hello (connect_timeout %s): %s", t.redacted, o.ConnectTimeout, b.redact(err.Error()))
+		return fmt.Errorf("mongo %s: connect and hello (connect_timeout %s): %s", t.redacted, o.ConnectTimeout, b.redact(err.Error()))
 	}
-	if b.dep.FerretDB != "" {
-		b.conv.decimalAsDouble = true
-		b.note("FerretDB has no decimal128 (it drops the connection on one): decimal fields are sent as doubles")
-	}
-	b.dbName = databaseName(o.Database, cfg.Plan.Design.MongoDB.Database, cfg.Variant.Name)
-	b.db = b.client.Database(b.dbName)
-	b.logf("variant %s → database %s on %s (%s)", cfg.Variant.Name, b.dbName, t.redacted, b.dep)
-	if err := b.setup(ctx); err != nil {
-		b.client.Disconnect(context.Background())
-		return nil, fmt.Errorf("mongo %s: setting up %s: %s", t.redacted, b.dbName, b.redact(err.Error()))
-	}
-	if err := b.handles(); err != nil {
-		b.client.Disconnect(context.Background())
-		return nil, &UsageError{err}
-	}
-	if o.Load.Ops > 0 {
-		if err := b.load(ctx); err != nil {
-			b.client.Disconnect(context.Background())
-			return nil, err
-		}
-	}
-	b.before = b.snapshot(ctx)
-	b.mon.reset()
-	return b, nil
+	return nil
 }
 
 // UsageError marks bad input (backends.mongo, --target): the CLI exits 2.
