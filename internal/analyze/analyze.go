@@ -3,6 +3,7 @@ package analyze
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -18,10 +19,12 @@ import (
 // then call Result. Not safe for concurrent use; analyse variants in parallel with one
 // Variant each.
 type Variant struct {
-	name   string
-	pl     *plan.Placer
-	seed   uint64
-	tables map[*design.Step]*table
+	name string
+	pl   *plan.Placer
+	seed uint64
+	// steps holds per-step state by Step.ID: every access looks it up, and a slice
+	// index is several times cheaper than a map lookup.
+	steps  []stepState
 	byName map[string]*table
 	order  []*table
 	accs   []design.Access
@@ -41,7 +44,30 @@ type Variant struct {
 // NewVariant analyses the accesses pl places. seed makes the monotonicity samples
 // reproducible.
 func NewVariant(name string, pl *plan.Placer, seed uint64) *Variant {
-	return &Variant{name: name, pl: pl, seed: seed, tables: map[*design.Step]*table{}, byName: map[string]*table{}}
+	return &Variant{name: name, pl: pl, seed: seed, steps: make([]stepState, pl.Plan.NumSteps()), byName: map[string]*table{}}
+}
+
+// stepState is what a Variant keeps per step: its table, its targeting counts and
+// whether it updates a shard key field.
+type stepState struct {
+	step      *design.Step // the step the entry belongs to (nil: not seen yet)
+	table     *table
+	dist      *opDist
+	keyUpdate int8 // 0: not asked yet, 1: no, 2: yes
+}
+
+// state is the per-step entry of s, claimed on first use.
+func (v *Variant) state(s *design.Step) *stepState {
+	if s.ID >= len(v.steps) {
+		v.steps = append(v.steps, make([]stepState, s.ID+1-len(v.steps))...)
+	}
+	st := &v.steps[s.ID]
+	if st.step == nil {
+		st.step = s
+	} else if st.step != s {
+		panic(fmt.Sprintf("analyze: step %s is not a step of the analysed plan", s))
+	}
+	return st
 }
 
 // table accumulates one table's or collection's numbers.
@@ -66,7 +92,6 @@ type table struct {
 	rangeIns  []int64
 	byStep    map[*design.Step]*opDist
 	stepOrder []*design.Step
-	keyUpdate map[*design.Step]bool
 	// getters derive the whole shard key of the document a MongoDB request touches
 	// (nil: not derivable, or a Cassandra table).
 	getters []workloads.Getter
@@ -185,11 +210,13 @@ func (v *Variant) access(a *design.Access, op *workloads.Op, w *plan.Where) {
 	} else {
 		d = &t.reads
 	}
-	od := t.byStep[s]
+	st := v.state(s)
+	od := st.dist
 	if od == nil {
 		od = &opDist{}
 		t.byStep[s] = od
 		t.stepOrder = append(t.stepOrder, s)
+		st.dist = od
 	}
 	c := TargetOf(a, w)
 	d.add(c)
@@ -280,8 +307,9 @@ func (v *Variant) updatesKey(t *table, a *design.Access, op *workloads.Op) bool 
 	if s.Database != design.MongoDB {
 		return false
 	}
-	if u, ok := t.keyUpdate[s]; ok {
-		return u
+	st := v.state(s)
+	if st.keyUpdate != 0 {
+		return st.keyUpdate == 2
 	}
 	u := false
 	if cmd := a.Mongo(op); cmd != nil {
@@ -297,7 +325,10 @@ func (v *Variant) updatesKey(t *table, a *design.Access, op *workloads.Op) bool 
 			}
 		}
 	}
-	t.keyUpdate[s] = u
+	st.keyUpdate = 1
+	if u {
+		st.keyUpdate = 2
+	}
 	return u
 }
 
@@ -351,8 +382,11 @@ func (v *Variant) offer(t *table, b **basis, a *design.Access, op *workloads.Op,
 	if p != nil && len(v.vals) > 0 {
 		v.pre = AppendOrdered(v.pre[:0], &v.vals[0])
 		fp := hotspot.Fingerprint(v.pre)
-		p.distinct.Add(fp)
-		if p.top.Add(fp, v.pre, true, 1, 0) <= 2 && len(p.names) < maxPrefixNames {
+		seen := p.top.Add(fp, v.pre, true, 1, 0)
+		if seen == 1 {
+			p.distinct.Add(fp) // else in the summary already: seen before (see KeyStats.Add)
+		}
+		if seen <= 2 && len(p.names) < maxPrefixNames {
 			if _, ok := p.names[fp]; !ok {
 				p.names[fp] = v.vals[0].String()
 			}
@@ -381,8 +415,9 @@ func (v *Variant) offer(t *table, b **basis, a *design.Access, op *workloads.Op,
 }
 
 func (v *Variant) table(s *design.Step) *table {
-	if t, ok := v.tables[s]; ok {
-		return t
+	st := v.state(s)
+	if st.table != nil {
+		return st.table
 	}
 	name := s.Namespace + "." + s.Target
 	t, ok := v.byName[name]
@@ -390,7 +425,7 @@ func (v *Variant) table(s *design.Step) *table {
 		t = &table{
 			name: name, entity: s.Entity, db: s.Database, key: plan.KeyDescription(s),
 			cols: s.KeyColumns, hashed: s.Hashed,
-			byStep: map[*design.Step]*opDist{}, keyUpdate: map[*design.Step]bool{},
+			byStep: map[*design.Step]*opDist{},
 		}
 		if s.Database == design.MongoDB {
 			t.targets = len(v.pl.Shards)
@@ -409,7 +444,7 @@ func (v *Variant) table(s *design.Step) *table {
 		v.byName[name] = t
 		v.order = append(v.order, t)
 	}
-	v.tables[s] = t
+	st.table = t
 	return t
 }
 

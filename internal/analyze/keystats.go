@@ -59,8 +59,12 @@ func NewKeyStats(seed uint64) *KeyStats {
 // encoding before the next Add.
 func (k *KeyStats) Add(key []byte, size int64) bool {
 	fp := hotspot.Fingerprint(key)
-	k.distinct.Add(fp)
 	k.lastFP, k.lastCount = fp, k.top.Add(fp, key, true, 1, size)
+	if k.lastCount == 1 {
+		// New in the summary, maybe never seen. A value already in the summary was seen
+		// before, so Distinct has it: skipping it spares a lookup in a large set.
+		k.distinct.Add(fp)
+	}
 	k.bytes += size
 	seq := k.n
 	k.n++

@@ -155,6 +155,9 @@ type Step struct {
 	// Op is the logical operation ("sessions.create") and Index the step's position.
 	Op    string
 	Index int
+	// ID numbers the steps of a Plan from 0 to Plan.NumSteps()-1, so that per-step state
+	// can live in a slice indexed by it rather than in a map looked up for every access.
+	ID int
 	// Database, Target (table or collection) and Namespace (keyspace or database).
 	Database  Database
 	Target    string
@@ -216,6 +219,7 @@ type Plan struct {
 	Model  *workloads.Model
 	byType [][]*Step
 	reason []string // not served: why
+	steps  int      // Step.ID bound
 }
 
 // Compile binds a design to a model's operation table. Every operation of the table must
@@ -237,8 +241,17 @@ func Compile(d *Design, m *workloads.Model) (*Plan, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
+	for _, ss := range p.byType {
+		for _, s := range ss {
+			s.ID = p.steps
+			p.steps++
+		}
+	}
 	return p, nil
 }
+
+// NumSteps bounds the plan's Step.ID values.
+func (p *Plan) NumSteps() int { return p.steps }
 
 // Accesses appends the physical requests op causes to dst. It never allocates once dst
 // has capacity.

@@ -12,7 +12,7 @@ import (
 // ([Fingerprint] or a partition token). Not safe for concurrent use; Merge per-worker
 // counters.
 type Distinct struct {
-	exact map[uint64]struct{}
+	exact *fpSet // nil once counting moved to the registers
 	reg   []uint8
 }
 
@@ -22,13 +22,13 @@ const ExactLimit = 1 << 16
 const hllP = 14
 
 // NewDistinct returns an empty counter.
-func NewDistinct() *Distinct { return &Distinct{exact: map[uint64]struct{}{}} }
+func NewDistinct() *Distinct { return &Distinct{exact: newFPSet()} }
 
 // Add records one partition fingerprint.
 func (d *Distinct) Add(fp uint64) {
 	if d.exact != nil {
-		d.exact[fp] = struct{}{}
-		if len(d.exact) <= ExactLimit {
+		d.exact.add(fp)
+		if d.exact.n <= ExactLimit {
 			return
 		}
 		d.toHLL()
@@ -39,9 +39,7 @@ func (d *Distinct) Add(fp uint64) {
 
 func (d *Distinct) toHLL() {
 	d.reg = make([]uint8, 1<<hllP)
-	for fp := range d.exact {
-		d.addHLL(fp)
-	}
+	d.exact.each(d.addHLL)
 	d.exact = nil
 }
 
@@ -58,9 +56,7 @@ func (d *Distinct) addHLL(fp uint64) {
 // Merge adds another counter's partitions.
 func (d *Distinct) Merge(o *Distinct) {
 	if o.exact != nil {
-		for fp := range o.exact {
-			d.Add(fp)
-		}
+		o.exact.each(d.Add)
 		return
 	}
 	if d.exact != nil {
@@ -77,7 +73,7 @@ func (d *Distinct) Merge(o *Distinct) {
 // standard error (0 when exact).
 func (d *Distinct) Estimate() (n int64, exact bool, relErr float64) {
 	if d.exact != nil {
-		return int64(len(d.exact)), true, 0
+		return int64(d.exact.n), true, 0
 	}
 	m := float64(len(d.reg))
 	sum, zeros := 0.0, 0
@@ -93,4 +89,74 @@ func (d *Distinct) Estimate() (n int64, exact bool, relErr float64) {
 		e = m * math.Log(m/float64(zeros))
 	}
 	return int64(math.Round(e)), false, 1.04 / math.Sqrt(m)
+}
+
+// fpSet is the exact phase's set of fingerprints: open addressing with linear probing
+// and Fibonacci hashing, grown to keep the load at most 1/2. Every key is offered to
+// Distinct, so this is on the hot path of plan and analyze; it is about twice as fast as
+// a Go map of the same keys. Fingerprint 0 marks an empty slot, so it is kept aside.
+type fpSet struct {
+	slots   []uint64
+	shift   uint
+	n       int // distinct fingerprints, hasZero included
+	hasZero bool
+}
+
+func newFPSet() *fpSet {
+	const initial = 1 << 8
+	return &fpSet{slots: make([]uint64, initial), shift: 64 - 8}
+}
+
+func (s *fpSet) add(fp uint64) {
+	if fp == 0 {
+		if !s.hasZero {
+			s.hasZero = true
+			s.n++
+		}
+		return
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := (fp * 0x9e3779b97f4a7c15) >> s.shift; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case fp:
+			return
+		case 0:
+			s.slots[i] = fp
+			s.n++
+			// Past ExactLimit the set is about to be dropped for the registers.
+			if 2*s.n > len(s.slots) && s.n <= ExactLimit {
+				s.grow()
+			}
+			return
+		}
+	}
+}
+
+func (s *fpSet) grow() {
+	old := s.slots
+	s.slots = make([]uint64, 2*len(old))
+	s.shift--
+	mask := uint64(len(s.slots) - 1)
+	for _, fp := range old {
+		if fp == 0 {
+			continue
+		}
+		i := (fp * 0x9e3779b97f4a7c15) >> s.shift
+		for s.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = fp
+	}
+}
+
+// each calls f with every fingerprint in the set.
+func (s *fpSet) each(f func(uint64)) {
+	if s.hasZero {
+		f(0)
+	}
+	for _, fp := range s.slots {
+		if fp != 0 {
+			f(fp)
+		}
+	}
 }

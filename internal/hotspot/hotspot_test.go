@@ -293,3 +293,31 @@ func TestFPTable(t *testing.T) {
 		}
 	}
 }
+
+// TestFPSet: the exact phase's set counts like a Go map, fingerprint 0 and growth
+// included, and lists every member once.
+func TestFPSet(t *testing.T) {
+	s := newFPSet()
+	want := map[uint64]bool{}
+	for i := range uint64(5000) {
+		fp := mix(i % 3001)
+		if i%7 == 0 {
+			fp = 0
+		}
+		s.add(fp)
+		want[fp] = true
+		if s.n != len(want) {
+			t.Fatalf("after %d adds: %d members, want %d", i+1, s.n, len(want))
+		}
+	}
+	got := map[uint64]bool{}
+	s.each(func(fp uint64) {
+		if got[fp] {
+			t.Fatalf("%x listed twice", fp)
+		}
+		got[fp] = true
+	})
+	if len(got) != len(want) {
+		t.Fatalf("each listed %d, want %d", len(got), len(want))
+	}
+}

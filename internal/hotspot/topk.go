@@ -109,7 +109,7 @@ func (t *TopK) AddKey(key []byte, write bool, rows, bytes int64) {
 // report; it is copied only when the partition enters the summary). A write adds rows
 // and bytes written. It returns the partition's guaranteed count since it entered the
 // summary (count − error): 1 for a newcomer, so callers can describe a partition once,
-// when it proves to be more than a one-off.
+// when it proves to be more than a one-off. Above 1, the partition was offered before.
 func (t *TopK) Add(fp uint64, key []byte, write bool, rows, bytes int64) int64 {
 	t.total.Ops++
 	if write {

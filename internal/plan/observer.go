@@ -27,16 +27,25 @@ const (
 // is bounded whatever the number of keys. Not safe for concurrent use.
 type Observer struct {
 	Placer *Placer
-	tables map[*design.Step]*tableStats
+	// steps holds per-step state by Step.ID: every access looks it up, and a slice
+	// index is several times cheaper than a map lookup.
+	steps  []stepState
 	order  []*tableStats
 	byName map[string]*tableStats
 	cass   []nodeStats // per Cassandra node (Ring.Nodes)
 	shards []nodeStats // per MongoDB shard
-	need   map[*design.Step]int
-	first  int64 // store clock (unix ns) of the first and last operation seen
+	first  int64       // store clock (unix ns) of the first and last operation seen
 	last   int64
 	accs   []design.Access
 	seen   bool
+}
+
+// stepState is what the Observer keeps per step: its table and, for a Cassandra read,
+// how many replicas its consistency level asks (0: not computed yet).
+type stepState struct {
+	step  *design.Step // the step the entry belongs to (nil: not seen yet)
+	table *tableStats
+	need  int
 }
 
 type tableStats struct {
@@ -60,12 +69,9 @@ type partInfo struct {
 
 type nodeStats struct{ ops, reads, writes, bytes int64 }
 
-// NewObserver observes accesses placed by p.
+// NewObserver observes accesses placed by p, which must be accesses of p.Plan's steps.
 func NewObserver(p *Placer) *Observer {
-	return &Observer{
-		Placer: p, tables: map[*design.Step]*tableStats{}, byName: map[string]*tableStats{},
-		need: map[*design.Step]int{},
-	}
+	return &Observer{Placer: p, steps: make([]stepState, p.Plan.NumSteps()), byName: map[string]*tableStats{}}
 }
 
 // Op places and observes every access of op.
@@ -95,13 +101,22 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 		fp := hotspot.Fingerprint(w.Key)
 		// Describing a partition allocates; only partitions seen twice in a row of their
 		// tenure in the summary are described, so one-off keys cost nothing extra.
-		if t.top.Add(fp, w.Key, write, rows, bytes) == 2 {
-			t.info[fp] = o.describe(a, op, w)
-			if len(t.info) > 4*TopCounters {
-				t.prune()
+		switch t.top.Add(fp, w.Key, write, rows, bytes) {
+		case 1:
+			// New in the summary: maybe never seen. A partition already in the summary
+			// was seen before, so Distinct has it; skipping it spares a lookup in a
+			// large set for every operation on a hot partition.
+			t.distinct.Add(fp)
+		case 2:
+			// A partition evicted and back in the summary may still be described: its
+			// description depends on its key alone, so it stands.
+			if _, ok := t.info[fp]; !ok {
+				t.info[fp] = o.describe(a, op, w)
+				if len(t.info) > 4*TopCounters {
+					t.prune()
+				}
 			}
 		}
-		t.distinct.Add(fp)
 	} else {
 		t.top.Add(0, nil, write, rows, bytes)
 	}
@@ -165,8 +180,9 @@ func (o *Observer) countNodes(a *design.Access, op *workloads.Op, w *Where, writ
 }
 
 func (o *Observer) readNeed(s *design.Step) int {
-	if n, ok := o.need[s]; ok {
-		return n
+	st := o.state(s)
+	if st.need > 0 {
+		return st.need
 	}
 	n := 1
 	if cl, err := pc.ParseConsistency(s.Consistency); err == nil && o.Placer.Replicas != nil {
@@ -176,13 +192,28 @@ func (o *Observer) readNeed(s *design.Step) int {
 		}
 		n = max(cl.Need(o.Placer.Replicas.Replication, dc).Total, 1)
 	}
-	o.need[s] = n
+	st.need = n
 	return n
 }
 
+// state is the per-step entry of s, claimed on first use.
+func (o *Observer) state(s *design.Step) *stepState {
+	if s.ID >= len(o.steps) {
+		o.steps = append(o.steps, make([]stepState, s.ID+1-len(o.steps))...)
+	}
+	st := &o.steps[s.ID]
+	if st.step == nil {
+		st.step = s
+	} else if st.step != s {
+		panic(fmt.Sprintf("plan: step %s is not a step of the observed plan", s))
+	}
+	return st
+}
+
 func (o *Observer) table(s *design.Step) *tableStats {
-	if t, ok := o.tables[s]; ok {
-		return t
+	st := o.state(s)
+	if st.table != nil {
+		return st.table
 	}
 	name := s.Namespace + "." + s.Target
 	t, ok := o.byName[name]
@@ -199,7 +230,7 @@ func (o *Observer) table(s *design.Step) *tableStats {
 		o.byName[name] = t
 		o.order = append(o.order, t)
 	}
-	o.tables[s] = t
+	st.table = t
 	return t
 }
 

@@ -41,8 +41,7 @@ type Where struct {
 // Placer places a design's accesses on a cluster layout, exactly as the databases do:
 // Murmur3 tokens on a vnode ring with the keyspace's replication (Cassandra), the chunk
 // table of every sharded collection and mongos's targeting rules (MongoDB). One Placer
-// serves one goroutine; it allocates nothing per access once warm, except for MongoDB
-// requests that supply part of a compound shard key (mongos's bound computation).
+// serves one goroutine; it allocates nothing per access once warm.
 type Placer struct {
 	Plan *design.Plan
 	// Ring and Replicas: nil without a Cassandra part.
@@ -56,13 +55,27 @@ type Placer struct {
 	all     []int32 // every Cassandra node
 	allByT  map[*pm.ChunkTable][]int
 	primary []int
+	// steps: per MongoDB step (by Step.ID) its collection's chunk table and the shards
+	// owning its chunks, so that Place does not look them up by name for every access.
+	steps []placerStep
 
-	w    Where
-	key  []byte
-	vals []workloads.Value
-	vbuf []byte
-	mv   []pm.Value
-	hk   []pm.Value
+	w Where
+	// shards is the buffer Where.Shards is built in. Where.Shards also points at
+	// primary or allByT's lists, which must never be appended to, so a request's
+	// shards are always built here rather than in what Where.Shards last held.
+	shards []int
+	key    []byte
+	vals   []workloads.Value
+	vbuf   []byte
+	mv     []pm.Value
+	hk     []pm.Value
+	prefix pm.PrefixRouter
+}
+
+type placerStep struct {
+	step   *design.Step // nil: not a MongoDB step
+	table  *pm.ChunkTable
+	owners []int
 }
 
 // SampleSize is how many operations from the start of the stream NewPlacer needs to shape
@@ -96,6 +109,15 @@ func NewPlacer(p *design.Plan, c *Cluster, sample []workloads.Op) (*Placer, erro
 		pl.Shards = c.ShardNames()
 		if err := pl.buildChunks(c, sample); err != nil {
 			return nil, fmt.Errorf("design %s: %w", d.Name, err)
+		}
+		pl.steps = make([]placerStep, p.NumSteps())
+		for t := range p.Model.Ops {
+			for _, s := range p.Steps(t) {
+				if s.Database == design.MongoDB {
+					ct := pl.Tables[s.Target]
+					pl.steps[s.ID] = placerStep{step: s, table: ct, owners: pl.allByT[ct]}
+				}
+			}
 		}
 	}
 	return pl, nil
@@ -179,7 +201,7 @@ func (pl *Placer) buildChunks(c *Cluster, sample []workloads.Op) error {
 // Place computes where access a of op goes.
 func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 	w := &pl.w
-	*w = Where{Chunk: -1, Replicas: w.Replicas[:0], Shards: w.Shards[:0]}
+	*w = Where{Chunk: -1}
 	pl.key = a.AppendKey(pl.key[:0], op)
 	w.Key = pl.key
 	s := a.Step
@@ -197,7 +219,14 @@ func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 		w.Replicas = pl.Replicas.ReplicasOf(w.VNode)
 		return w
 	}
-	t := pl.Tables[s.Target]
+	var t *pm.ChunkTable
+	var owners []int
+	if s.ID < len(pl.steps) && pl.steps[s.ID].step == s {
+		t, owners = pl.steps[s.ID].table, pl.steps[s.ID].owners
+	} else {
+		t = pl.Tables[s.Target] // a step NewPlacer did not see
+		owners = pl.allByT[t]
+	}
 	w.Table = t
 	if t == nil {
 		w.Shards = pl.primary
@@ -205,23 +234,60 @@ func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 	}
 	if s.KeyFields == 0 {
 		w.Broadcast, w.Targeting = true, pm.TargetAll
-		w.Shards = pl.allByT[t]
+		w.Shards = owners
 		return w
 	}
 	pl.vals, pl.vbuf = a.ShardKey(op, pl.vals[:0], pl.vbuf)
+	if len(pl.vals) == 0 || len(pl.vals) > len(t.Pattern) || !prefixOf(s.KeyColumns[:len(pl.vals)], t.Pattern) {
+		// No value, or not the chunk table's leading fields: Route decides by field name.
+		return pl.routeByConds(w, t, s)
+	}
+	// The key in chunk-key form (as KeyPattern.Key builds it), hashing the hashed field
+	// once: its hash is both Where.Hashed and the chunk key's value.
+	pl.hk = pl.hk[:0]
+	hf := t.Pattern.HashedField()
+	for i := range pl.vals {
+		mv := design.MongoValue(&pl.vals[i])
+		if i == hf {
+			w.Hashed, w.HasHash = pm.Hash(&mv), true
+			mv = pm.Int64(w.Hashed)
+		}
+		pl.hk = append(pl.hk, mv)
+	}
+	if len(pl.hk) == len(t.Pattern) {
+		w.Chunk = t.Find(pl.hk)
+		w.Targeting = pm.TargetOne
+		pl.shards = append(pl.shards[:0], t.Chunks[w.Chunk].Shard)
+		w.Shards = pl.shards
+		return w
+	}
+	// Part of a compound key: the chunks between [prefix, MinKey...] and [prefix, MaxKey...].
+	w.Targeting, pl.shards = pl.prefix.Route(t, pl.hk, pl.shards[:0])
+	w.Shards = pl.shards
+	return w
+}
+
+// prefixOf reports whether the request's key fields are the chunk table's leading fields.
+// They always are when the table was built from the same design, as NewPlacer builds it.
+func prefixOf(fields []string, p pm.KeyPattern) bool {
+	for i, f := range fields {
+		if p[i].Name != f {
+			return false
+		}
+	}
+	return true
+}
+
+// routeByConds routes the request's key values (in pl.vals) with ChunkTable.Route, which
+// matches conditions to shard key fields by name. It allocates; Place uses it only for a
+// request without values or whose fields are not the chunk table's leading fields.
+func (pl *Placer) routeByConds(w *Where, t *pm.ChunkTable, s *design.Step) *Where {
 	pl.mv = pl.mv[:0]
 	for i := range pl.vals {
 		pl.mv = append(pl.mv, design.MongoValue(&pl.vals[i]))
 	}
 	if hf := t.Pattern.HashedField(); hf >= 0 && hf < len(pl.mv) {
 		w.Hashed, w.HasHash = pm.Hash(&pl.mv[hf]), true
-	}
-	if len(pl.mv) == len(t.Pattern) {
-		pl.hk = t.Pattern.Key(pl.hk[:0], pl.mv)
-		w.Chunk = t.Find(pl.hk)
-		w.Targeting = pm.TargetOne
-		w.Shards = append(w.Shards, t.Chunks[w.Chunk].Shard)
-		return w
 	}
 	conds := make([]pm.Cond, len(pl.mv))
 	for i := range pl.mv {
@@ -230,7 +296,8 @@ func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 	r := t.Route(conds)
 	w.Targeting = r.Targeting
 	w.Broadcast = r.Targeting == pm.TargetAll
-	w.Shards = append(w.Shards, r.Shards...)
+	pl.shards = append(pl.shards[:0], r.Shards...)
+	w.Shards = pl.shards
 	return w
 }
 

@@ -253,3 +253,49 @@ func allKind(k []Value, kind Kind) bool {
 	}
 	return true
 }
+
+// PrefixRouter routes the commonest multi-shard request shape without allocating: one
+// equality value on each of the shard key's leading fields and nothing on the others (a
+// request that supplies part of a compound shard key). For that shape Route's
+// flattenBounds yields the single range [prefix..., MinKey...] to [prefix..., MaxKey...],
+// so the shards are the owners of the chunks between the two bounds' chunks. Keep one
+// PrefixRouter per goroutine: it reuses its buffers.
+type PrefixRouter struct {
+	min, max []Value
+	owned    []bool
+}
+
+// Route appends to dst the shards (ascending) of the chunks a request with this key
+// prefix reaches and returns the targeting, exactly as [ChunkTable.Route] with one
+// equality condition per prefix field. prefix is in chunk-key form, as [KeyPattern.Key]
+// builds it (a hashed field already NumberLong(Hash(value))), and must be shorter than the
+// pattern and not empty: callers route a whole key with [ChunkTable.Find] and a request
+// without a prefix to every shard.
+func (r *PrefixRouter) Route(t *ChunkTable, prefix []Value, dst []int) (Targeting, []int) {
+	r.min = append(r.min[:0], prefix...)
+	r.max = append(r.max[:0], prefix...)
+	for range len(t.Pattern) - len(prefix) {
+		r.min = append(r.min, MinKey())
+		r.max = append(r.max, MaxKey())
+	}
+	lo, hi := t.Find(r.min), t.Find(r.max)
+	if cap(r.owned) < len(t.Shards) {
+		r.owned = make([]bool, len(t.Shards))
+	}
+	owned := r.owned[:len(t.Shards)]
+	clear(owned)
+	for c := lo; c <= hi; c++ {
+		owned[t.Chunks[c].Shard] = true
+	}
+	n := 0
+	for i, ok := range owned {
+		if ok {
+			dst = append(dst, i)
+			n++
+		}
+	}
+	if n == 1 {
+		return TargetOne, dst
+	}
+	return TargetSome, dst
+}

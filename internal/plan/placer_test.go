@@ -1,0 +1,67 @@
+package plan
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/shardbench/shardbench/internal/design"
+	pm "github.com/shardbench/shardbench/internal/placement/mongo"
+)
+
+// TestPlaceKeepsShardLists: placing requests one after another never changes what an
+// earlier broadcast or unsharded request was told (Where.Shards once aliased the
+// placer's list of a collection's shards, and the next point request overwrote it), and
+// every request is placed as a fresh placer places it.
+func TestPlaceKeepsShardLists(t *testing.T) {
+	p, ops := benchVariant(t, "seed001-mongo")
+	pl, err := NewPlacer(p, &Cluster{Seed: 1}, ops[:SampleSize])
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := func(ct *pm.ChunkTable) []int {
+		var o []int
+		for _, c := range ct.Chunks {
+			o = append(o, c.Shard)
+		}
+		slices.Sort(o)
+		return slices.Compact(o)
+	}
+	var acc []design.Access
+	kinds := map[string]int{}
+	for i := range ops[:50_000] {
+		op := &ops[i]
+		acc = p.Accesses(op, acc[:0])
+		for j := range acc {
+			a := &acc[j]
+			if a.Step.Database != design.MongoDB {
+				continue
+			}
+			w := pl.Place(a, op)
+			ct := pl.Tables[a.Step.Target]
+			switch {
+			case ct == nil:
+				kinds["unsharded"]++
+				if !slices.Equal(w.Shards, []int{0}) {
+					t.Fatalf("op %d %s: unsharded collection on shards %v", i, a.Step, w.Shards)
+				}
+			case w.Broadcast:
+				kinds["broadcast"]++
+				if !slices.Equal(w.Shards, owners(ct)) {
+					t.Fatalf("op %d %s: broadcast to %v, the chunks are on %v", i, a.Step, w.Shards, owners(ct))
+				}
+			case w.Chunk >= 0:
+				kinds["point"]++
+				if !slices.Equal(w.Shards, []int{ct.Chunks[w.Chunk].Shard}) {
+					t.Fatalf("op %d %s: chunk %d on shard %d, told %v", i, a.Step, w.Chunk, ct.Chunks[w.Chunk].Shard, w.Shards)
+				}
+			default:
+				kinds["prefix"]++
+			}
+		}
+	}
+	for _, k := range []string{"broadcast", "point", "prefix"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s request placed: %v", k, kinds)
+		}
+	}
+}
