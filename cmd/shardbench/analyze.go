@@ -146,14 +146,7 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 	errs := make([]error, len(variants))
 	counts := make([]int64, len(variants))
 	started := time.Now()
-	eachInParallel(len(variants), func(i int) {
-		v := variants[i]
-		av, n, err := analyzeVariant(ctx, v, &cluster, run.newStream, opts.Limit, uint64(sc.Seed))
-		if err != nil {
-			err = fmt.Errorf("variant %s: %w", v.Name, err)
-		}
-		doc.Variants[i], counts[i], errs[i] = av, n, err
-	})
+	analyzeVariants(ctx, variants, &cluster, run.newStream, opts.Limit, uint64(sc.Seed), doc.Variants, counts, errs)
 	for i := range doc.Variants {
 		doc.Operations = max(doc.Operations, counts[i])
 		if opts.Entity != "" {
@@ -296,28 +289,36 @@ func mongoTable(av *results.AnalysisVariant, coll string) *results.KeyAnalysis {
 	return nil
 }
 
-// analyzeVariant runs one variant's stream through its placement and its key analysis.
-// newStream is called twice: once for the placer's sample (the data already in ranged
-// collections), once for the analysis.
-func analyzeVariant(ctx context.Context, v variantSpec, c *plan.Cluster, newStream func() plan.Stream, limit int64, seed uint64) (results.AnalysisVariant, int64, error) {
-	pl, err := plan.NewPlacer(v.Plan, c, plan.Sample(newStream()))
-	if err != nil {
-		return results.AnalysisVariant{Variant: v.Name}, 0, err
-	}
-	a := analyze.NewVariant(v.Name, pl, seed)
-	s := newStream()
-	var op workloads.Op
-	for s.Next(&op) {
-		a.Op(&op)
-		n := a.Ops()
-		if limit > 0 && n >= limit {
-			break
+// analyzeVariants runs every variant's placement and key analysis on one generation of
+// the stream (plan.EachShared), filling out, counts and errs by variant. newStream is
+// called twice: once for the placers' sample (the data already in ranged collections),
+// once for the analysis.
+func analyzeVariants(ctx context.Context, variants []variantSpec, c *plan.Cluster, newStream func() plan.Stream, limit int64, seed uint64,
+	out []results.AnalysisVariant, counts []int64, errs []error) {
+	sample := plan.Sample(newStream())
+	as := make([]*analyze.Variant, len(variants))
+	for i, v := range variants {
+		pl, err := plan.NewPlacer(v.Plan, c, sample)
+		if err != nil {
+			out[i], errs[i] = results.AnalysisVariant{Variant: v.Name}, fmt.Errorf("variant %s: %w", v.Name, err)
+			continue
 		}
-		if n&0xffff == 0 && ctx.Err() != nil {
-			return a.Result(), n, ctx.Err()
+		as[i] = analyze.NewVariant(v.Name, pl, seed)
+	}
+	_, err := plan.EachShared(ctx, newStream(), len(variants), limit, func(i int, op *workloads.Op) {
+		if as[i] != nil {
+			as[i].Op(op)
+		}
+	})
+	for i, a := range as {
+		if a == nil {
+			continue
+		}
+		out[i], counts[i] = a.Result(), a.Ops()
+		if err != nil {
+			errs[i] = fmt.Errorf("variant %s: %w", variants[i].Name, err)
 		}
 	}
-	return a.Result(), a.Ops(), nil
 }
 
 // printAnalysis prints per variant one line per table with its key characteristics and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/reports"
@@ -74,17 +75,19 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "shardbench: plan %s: %d variant(s), about %.0f operations each → %s\n", sc.Name, len(in.Variants), in.Schedule.Expected(), out)
 	}
-	hot := &results.Hotspots{Variants: make([]results.HotspotsVariant, len(in.Variants))}
-	errs := make([]error, len(in.Variants))
 	started := time.Now()
-	eachInParallel(len(in.Variants), func(i int) {
-		v := in.Variants[i]
-		hv, n, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, run.newStream, opts.Limit)
-		hot.Variants[i], errs[i] = hv, err
-		if err == nil && !opts.Quiet {
-			fmt.Fprintf(opts.IO.ErrOut, "  %s: %d operations placed\n", v.Name, n)
-		}
-	})
+	names := make([]string, len(in.Variants))
+	plans := make([]*design.Plan, len(in.Variants))
+	for i, v := range in.Variants {
+		names[i], plans[i] = v.Name, v.Plan
+	}
+	// Every variant at once, on one generation of the stream.
+	variants, n, runErr := plan.Variants(ctx, names, plans, &cluster, run.newStream, opts.Limit)
+	hot := &results.Hotspots{Variants: variants}
+	errs := []error{runErr}
+	if !opts.Quiet {
+		fmt.Fprintf(opts.IO.ErrOut, "  %d operations placed per variant\n", n)
+	}
 	if err := dir.WriteHotspots(hot); err != nil {
 		return err
 	}

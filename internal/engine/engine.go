@@ -149,21 +149,24 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 		n := min(group, len(virtuals))
 		batch := virtuals[:n]
 		virtuals = virtuals[n:]
-		stream := startSharedStream(ctx, cfg.NewSource, len(batch))
+		var readers []*workloads.SharedReader
+		src, srcErr := cfg.NewSource()
+		if srcErr == nil {
+			readers = workloads.Share(ctx, src, len(batch))
+		}
 		var wg sync.WaitGroup
 		var errMu sync.Mutex
 		for k, i := range batch {
 			wg.Add(1)
 			go func(k, i int) {
 				defer wg.Done()
-				src := stream.reader(k)
-				defer src.Close()
 				var vr results.Variant
 				var err error
-				if stream.err != nil {
-					vr, err = results.Variant{Name: cfg.Variants[i].Name, Interrupted: true}, stream.err
+				if srcErr != nil {
+					vr, err = results.Variant{Name: cfg.Variants[i].Name, Interrupted: true}, srcErr
 				} else {
-					vr, err = runVirtual(ctx, &cfg, i, src)
+					defer readers[k].Close()
+					vr, err = runVirtual(ctx, &cfg, i, readers[k])
 				}
 				mu.Lock()
 				sum.Variants[i] = vr

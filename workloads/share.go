@@ -1,0 +1,104 @@
+package workloads
+
+import "context"
+
+// Source is anything that yields operations in stream order.
+type Source interface {
+	Next(op *Op) bool
+}
+
+// Share generates a stream once for n readers that each see every operation, in order,
+// as a stream of their own would give them. Every design variant of a scenario runs the
+// same stream, and generating it costs about as much as placing its keys, so the
+// simulator, plan and analyze read one shared stream instead of one per variant.
+//
+// Operations travel in blocks of shareBlock, shared read-only by the readers; a reader
+// may fall shareLead blocks behind the generator before the generator waits for it, so
+// readers of different speeds (a broadcast-heavy design costs more per operation) run
+// concurrently instead of in lockstep. A reader that stops early must Close, so the
+// generator stops waiting for it; the generator stops when every reader has closed, when
+// src ends, or when ctx is done (readers then see the stream end: check ctx).
+func Share(ctx context.Context, src Source, n int) []*SharedReader {
+	outs := make([]chan []Op, n)
+	readers := make([]*SharedReader, n)
+	for i := range readers {
+		outs[i] = make(chan []Op, shareLead)
+		readers[i] = &SharedReader{in: outs[i], done: make(chan struct{})}
+	}
+	go func() {
+		defer func() {
+			for _, c := range outs {
+				close(c)
+			}
+		}()
+		open := n
+		closed := make([]bool, n)
+		for open > 0 && ctx.Err() == nil {
+			blk := make([]Op, shareBlock)
+			k := 0
+			for k < len(blk) && src.Next(&blk[k]) {
+				k++
+			}
+			if k == 0 {
+				return
+			}
+			for i, c := range outs {
+				if closed[i] {
+					continue
+				}
+				select {
+				case c <- blk[:k]:
+				case <-readers[i].done:
+					closed[i] = true
+					open--
+				case <-ctx.Done():
+					return
+				}
+			}
+			if k < len(blk) {
+				return
+			}
+		}
+	}()
+	return readers
+}
+
+const (
+	// shareBlock operations make one block: channel hand-offs are rare per operation and a
+	// block (about 0.5 MB) stays in cache while the readers that keep up read it.
+	shareBlock = 4096
+	// shareLead is how many blocks a reader may lag: about 30 MB of operations, shared by
+	// every reader.
+	shareLead = 64
+)
+
+// SharedReader is one reader of a shared stream.
+type SharedReader struct {
+	in     <-chan []Op
+	done   chan struct{}
+	blk    []Op
+	pos    int
+	closed bool
+}
+
+// Next copies the next operation into op; false at the end of the stream.
+func (r *SharedReader) Next(op *Op) bool {
+	if r.pos == len(r.blk) {
+		blk, ok := <-r.in
+		if !ok {
+			return false
+		}
+		r.blk, r.pos = blk, 0
+	}
+	*op = r.blk[r.pos]
+	r.pos++
+	return true
+}
+
+// Close says the reader reads no more. It may be called more than once.
+func (r *SharedReader) Close() {
+	if !r.closed {
+		r.closed = true
+		close(r.done)
+	}
+}

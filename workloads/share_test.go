@@ -1,0 +1,70 @@
+package workloads
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+type countSource struct{ n, end uint64 }
+
+func (s *countSource) Next(op *Op) bool {
+	if s.n == s.end {
+		return false
+	}
+	*op = Op{Seq: s.n}
+	s.n++
+	return true
+}
+
+// Every reader of a shared stream gets every operation once, in order, whatever the
+// stream's length against the block size; a reader that closes early does not hold the
+// others back, even past the lead the generator allows; a cancelled context ends it.
+func TestShareEveryReaderEveryOperation(t *testing.T) {
+	for _, end := range []uint64{0, 10, 3 * shareBlock, 3*shareBlock + 7, (shareLead + 5) * shareBlock} {
+		readers := Share(context.Background(), &countSource{end: end}, 5)
+		got := make([]uint64, len(readers))
+		var wg sync.WaitGroup
+		for i, r := range readers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer r.Close()
+				var op Op
+				for r.Next(&op) {
+					if op.Seq != got[i] {
+						t.Errorf("end %d, reader %d: got operation %d, want %d", end, i, op.Seq, got[i])
+						return
+					}
+					got[i]++
+					if i == 2 && got[i] == 100 {
+						return // stops reading early; its Close releases the generator
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for i, n := range got {
+			want := end
+			if i == 2 {
+				want = min(end, 100)
+			}
+			if n != want {
+				t.Errorf("end %d: reader %d got %d operations, want %d", end, i, n, want)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := Share(ctx, &countSource{end: 1 << 40}, 1)[0]
+	var op Op
+	for i := 0; i < 10*shareBlock && r.Next(&op); i++ {
+	}
+	cancel()
+	n := 0
+	for r.Next(&op) {
+		n++
+	}
+	if n > (shareLead+1)*shareBlock {
+		t.Errorf("%d operations after cancelling: the generator did not stop", n)
+	}
+}
