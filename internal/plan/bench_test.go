@@ -2,11 +2,8 @@ package plan
 
 import (
 	"testing"
-	"time"
 
 	"github.com/shardbench/shardbench/internal/design"
-	"github.com/shardbench/shardbench/internal/scenario"
-	"github.com/shardbench/shardbench/internal/schedule"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -15,22 +12,12 @@ import (
 // has its own benchmark in workloads).
 func benchVariant(b testing.TB, design_ string) (*design.Plan, []workloads.Op) {
 	b.Helper()
-	sc, err := scenario.ReadFile("../../scenarios/black-friday.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := sc.Apply(scenario.Overrides{Duration: 2 * time.Minute}); err != nil {
-		b.Fatal(err)
-	}
-	prep, err := design.Prepare(sc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	prep, sch := prepare(b, "../../scenarios/black-friday.yaml")
 	for i, v := range prep.Variants {
 		if v.Name != design_ {
 			continue
 		}
-		st := prep.Model.NewStream(schedule.New(sc))
+		st := prep.Model.NewStream(sch)
 		ops := make([]workloads.Op, 200_000)
 		for j := range ops {
 			if !st.Next(&ops[j]) {

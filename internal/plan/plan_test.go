@@ -16,18 +16,7 @@ import (
 // analyse runs every variant of a shipped scenario through placement (limit operations).
 func analyse(t *testing.T, path string, limit int64) map[string]results.HotspotsVariant {
 	t.Helper()
-	sc, err := scenario.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sc.Apply(scenario.Overrides{Duration: 2 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	prep, err := design.Prepare(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sch := schedule.New(sc)
+	prep, sch := prepare(t, path)
 	out := map[string]results.HotspotsVariant{}
 	for i, v := range prep.Variants {
 		hv, n, err := Variant(context.Background(), v.Name, prep.Plans[i], &Cluster{Seed: 1}, func() Stream { return prep.Model.NewStream(sch) }, limit)
@@ -40,6 +29,23 @@ func analyse(t *testing.T, path string, limit int64) map[string]results.Hotspots
 		out[v.Name] = hv
 	}
 	return out
+}
+
+// prepare reads a shipped scenario, two minutes of it, with its designs and schedule.
+func prepare(tb testing.TB, path string) (*design.Prepared, *schedule.Schedule) {
+	tb.Helper()
+	sc, err := scenario.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := sc.Apply(scenario.Overrides{Duration: 2 * time.Minute}); err != nil {
+		tb.Fatal(err)
+	}
+	prep, err := design.Prepare(sc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return prep, schedule.New(sc)
 }
 
 func tableOf(t *testing.T, hv results.HotspotsVariant, suffix string) results.TableHotspots {

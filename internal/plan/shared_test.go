@@ -4,28 +4,12 @@ import (
 	"context"
 	"reflect"
 	"testing"
-	"time"
-
-	"github.com/shardbench/shardbench/internal/design"
-	"github.com/shardbench/shardbench/internal/scenario"
-	"github.com/shardbench/shardbench/internal/schedule"
 )
 
 // TestVariantsMatchVariant: generating the stream once for all variants gives every
 // variant exactly the result of running it on its own stream.
 func TestVariantsMatchVariant(t *testing.T) {
-	sc, err := scenario.ReadFile("../../scenarios/black-friday.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sc.Apply(scenario.Overrides{Duration: 2 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	prep, err := design.Prepare(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sch := schedule.New(sc)
+	prep, sch := prepare(t, "../../scenarios/black-friday.yaml")
 	newStream := func() Stream { return prep.Model.NewStream(sch) }
 	const limit = 30_000 // not a multiple of the batch size
 	var names []string
