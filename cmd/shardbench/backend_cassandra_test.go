@@ -136,5 +136,21 @@ designs:
 	if local == 0 || coordinated == 0 {
 		t.Errorf("server.json lacks the servers' counts for user_carts: local %d coordinated %d; notes %v", local, coordinated, srv.Variants[0].Notes)
 	}
+	// The hot-partition report places the keys sent on the cluster's own ring: its nodes
+	// are the three test nodes' addresses, not a synthetic layout's names.
+	hot, err := results.ReadHotspots(out)
+	if err != nil || hot == nil || len(hot.Variants) != 2 {
+		t.Fatalf("hotspots.json: %v", err)
+	}
+	for _, hv := range hot.Variants {
+		if hv.Source != "server" || len(hv.Nodes) != 3 || !strings.Contains(strings.Join(hv.Notes, " "), "live cluster") {
+			t.Errorf("%s: source %q, %d nodes, notes %v; want the live ring's 3 nodes", hv.Variant, hv.Source, len(hv.Nodes), hv.Notes)
+		}
+		for _, n := range hv.Nodes {
+			if !strings.HasPrefix(n.Node, "127.0.0.") || n.DC != "dc1" {
+				t.Errorf("%s: node %q in %q is not one of the live cluster's", hv.Variant, n.Node, n.DC)
+			}
+		}
+	}
 	t.Logf("QUORUM: ok %d errors %v; ALL: ok %d errors %v", q.Totals.OK, q.Totals.Errors, a.Totals.OK, a.Totals.Errors)
 }

@@ -11,7 +11,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/backend/sim"
+	"github.com/shardbench/shardbench/internal/engine"
+	"github.com/shardbench/shardbench/internal/placement/cassandra"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 )
@@ -125,18 +128,25 @@ func eachInParallel(n int, f func(i int)) {
 // placeRealRun writes hotspots.json for a run against a real database: the operation
 // stream is deterministic, so the first Scheduled operations of each variant's stream are
 // exactly the operations the run sent, and placing them client-side gives the run's hot
-// partitions with their exact tokens and hashed values. Replicas and shards are those of
-// the synthetic layout (backends.sim.cluster), not of the target cluster, whose own view
-// is in server.json; the note says so.
-func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir) error {
-	cluster, err := sim.Layout(in.Scenario)
+// partitions with their exact tokens and hashed values. A Cassandra variant is placed on
+// the live cluster's ring (read at the run's start), so its replicas are the cluster's
+// own; MongoDB shards are those of the synthetic layout (backends.sim.cluster), the
+// target's own chunk counts being in server.json. The notes say which.
+func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir, opened []engine.Variant) error {
+	layout, err := sim.Layout(in.Scenario)
 	if err != nil {
 		return err
 	}
-	r := &placementRun{in: in, cluster: cluster}
+	r := &placementRun{in: in, cluster: layout}
 	sent := map[string]int64{}
 	for _, v := range sum.Variants {
 		sent[v.Name] = v.Totals.Scheduled
+	}
+	rings := map[string]*cassandra.Ring{}
+	for _, v := range opened {
+		if tr, ok := v.Backend.(backend.TokenRinger); ok && tr.Ring() != nil {
+			rings[v.Name] = tr.Ring()
+		}
 	}
 	errs := make([]error, len(in.Variants))
 	eachInParallel(len(in.Variants), func(i int) {
@@ -145,12 +155,29 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 		if v.Plan == nil || n == 0 {
 			return
 		}
-		hv, _, err := plan.Variant(ctx, v.Name, v.Plan, &r.cluster, r.newStream, n)
+		cluster := r.cluster
+		cluster.Live = rings[v.Name]
+		newStream := r.newStream
+		hv, _, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, newStream, n)
+		where := fmt.Sprintf("replicas and shards are those of the synthetic layout (%s, backends.sim.cluster), not of the target cluster, whose own figures are in server.json", hv.Topology)
+		if err != nil && cluster.Live != nil {
+			// The live ring does not fit the design (e.g. a data center it lacks): fall
+			// back to the synthetic layout, and say why.
+			where = fmt.Sprintf("the live ring could not be used (%v), so %s", err, where)
+			cluster.Live = nil
+			hv, _, err = plan.Variant(ctx, v.Name, v.Plan, &cluster, newStream, n)
+		} else if cluster.Live != nil {
+			hv.Source = "server"
+			where = fmt.Sprintf("replicas are the live cluster's (%s, read from system.local and system.peers_v2 at the run's start)", hv.Topology)
+			if v.Variant != nil && v.Variant.Design.MongoDB != nil {
+				where += "; MongoDB shards are those of the synthetic layout (backends.sim.cluster)"
+			}
+		}
 		if err != nil {
 			errs[i] = fmt.Errorf("variant %s: %w", v.Name, err)
 			return
 		}
-		hv.Notes = append(hv.Notes, fmt.Sprintf("client-side placement of the %d operations this run sent: partitions, tokens, hashed values and shares are exact; replicas and shards are those of the synthetic layout (%s, backends.sim.cluster), not of the target cluster, whose own figures are in server.json", n, hv.Topology))
+		hv.Notes = append(hv.Notes, fmt.Sprintf("client-side placement of the %d operations this run sent: partitions, tokens, hashed values and shares are exact; %s", n, where))
 		errs[i] = dir.AddHotspots(hv)
 	})
 	return errors.Join(errs...)

@@ -205,7 +205,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if !opts.Quiet {
 			fmt.Fprintf(opts.IO.ErrOut, "shardbench: placing the operations sent for the hot-partition report (hotspots.json)\n")
 		}
-		if err := placeRealRun(ctx, in, sum, dir); err != nil {
+		if err := placeRealRun(ctx, in, sum, dir, variants); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "shardbench: hot-partition placement: %v\n", err)
 		}
 	}

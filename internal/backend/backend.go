@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/placement/cassandra"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/yamlx"
@@ -59,6 +60,14 @@ type EventHandler interface {
 // counts as the client saw them, server-side figures, what could not be applied.
 type Reporter interface {
 	Report(ctx context.Context, v *results.Variant, dir *results.Dir) error
+}
+
+// TokenRinger is implemented by backends that read their cluster's token ring
+// (Cassandra: system.local and system.peers_v2), so that the hot-partition placement of
+// a real run uses the cluster's own replicas rather than a synthetic layout. Ring is nil
+// when it could not be read.
+type TokenRinger interface {
+	Ring() *cassandra.Ring
 }
 
 // Info describes a backend for the summary.

@@ -31,6 +31,9 @@ type Cluster struct {
 	ChunksPerShard int `yaml:"chunks_per_shard,omitempty"`
 	// Seed makes token allocation reproducible (default: the scenario's seed).
 	Seed uint64 `yaml:"seed,omitempty"`
+	// Live, when set, is a ring read from a live cluster (system.local and
+	// system.peers_v2): keys are placed on it instead of a synthetic layout.
+	Live *pc.Ring `yaml:"-"`
 }
 
 // DC is one synthetic data center.
@@ -102,6 +105,18 @@ func Replication(r design.Replication) (pc.Replication, error) {
 // Ring builds the synthetic ring for a design's replication: the listed data centers, or
 // by default one per replicated data center ("dc1" for SimpleStrategy).
 func (c *Cluster) Ring(rep pc.Replication) (*pc.Ring, error) {
+	if c.Live != nil {
+		have := map[string]bool{}
+		for _, n := range c.Live.Nodes {
+			have[n.DC] = true
+		}
+		for _, dc := range ReplicatedDCs(rep) {
+			if !have[dc] && rep.Strategy == pc.NetworkTopologyStrategy {
+				return nil, fmt.Errorf("the design replicates to data center %q, which the live cluster does not have", dc)
+			}
+		}
+		return c.Live, nil
+	}
 	spec := pc.RingSpec{NumTokens: c.NumTokens, Seed: c.Seed}
 	if c.Allocation == "random" {
 		spec.Allocation = pc.AllocRandom
