@@ -165,7 +165,7 @@ func printCalibration(w io.Writer, c *sim.Calibration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "variant\toperation\tcount\tscale\tmeasured mean\tsimulated mean\terror\tmeasured p99\tsimulated p99\t")
 	for _, r := range c.Fit {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%s\t%s\t%+.1f%%\t%s\t%s\t\n", r.Variant, r.Op, r.Count, c.OperationScale[r.Op+"@"+r.Variant],
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%s\t%s\t%+.1f%%\t%s\t%s\t\n", r.Variant, r.Op, r.Count, c.OperationScale[sim.ScaleKey(r.Op, r.Variant)],
 			r.MeasuredMean.Round(time.Microsecond), r.SimulatedMean.Round(time.Microsecond), r.Error*100,
 			r.MeasuredP99.Round(time.Microsecond), r.SimulatedP99.Round(time.Microsecond))
 	}

@@ -157,25 +157,26 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 		}
 		cluster := r.cluster
 		cluster.Live = rings[v.Name]
-		newStream := r.newStream
-		hv, _, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, newStream, n)
-		where := fmt.Sprintf("replicas and shards are those of the synthetic layout (%s, backends.sim.cluster), not of the target cluster, whose own figures are in server.json", hv.Topology)
+		hv, _, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, n)
+		fellBack := ""
 		if err != nil && cluster.Live != nil {
 			// The live ring does not fit the design (e.g. a data center it lacks): fall
 			// back to the synthetic layout, and say why.
-			where = fmt.Sprintf("the live ring could not be used (%v), so %s", err, where)
+			fellBack = fmt.Sprintf("the live ring could not be used (%v), so ", err)
 			cluster.Live = nil
-			hv, _, err = plan.Variant(ctx, v.Name, v.Plan, &cluster, newStream, n)
-		} else if cluster.Live != nil {
+			hv, _, err = plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, n)
+		}
+		if err != nil {
+			errs[i] = fmt.Errorf("variant %s: %w", v.Name, err)
+			return
+		}
+		where := fellBack + fmt.Sprintf("replicas and shards are those of the synthetic layout (%s, backends.sim.cluster), not of the target cluster, whose own figures are in server.json", hv.Topology)
+		if cluster.Live != nil {
 			hv.Source = "server"
 			where = fmt.Sprintf("replicas are the live cluster's (%s, read from system.local and system.peers_v2 at the run's start)", hv.Topology)
 			if v.Variant != nil && v.Variant.Design.MongoDB != nil {
 				where += "; MongoDB shards are those of the synthetic layout (backends.sim.cluster)"
 			}
-		}
-		if err != nil {
-			errs[i] = fmt.Errorf("variant %s: %w", v.Name, err)
-			return
 		}
 		hv.Notes = append(hv.Notes, fmt.Sprintf("client-side placement of the %d operations this run sent: partitions, tokens, hashed values and shares are exact; %s", n, where))
 		errs[i] = dir.AddHotspots(hv)

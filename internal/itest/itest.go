@@ -8,7 +8,10 @@ package itest
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/shardbench/shardbench/internal/design"
 )
 
 // Env returns the value of an environment variable naming a server or tool. When it is
@@ -28,3 +31,28 @@ func Env(t testing.TB, name, what string) string {
 
 // Required reports whether integration tests must run (make test sets it).
 func Required() bool { return os.Getenv("SHARDBENCH_INTEGRATION") == "require" }
+
+// Designs lists the shipped design files (repo/scenarios/designs) that has accepts, and
+// fails the test when fewer than atLeast do: a design renamed away must not shrink an
+// integration test silently.
+func Designs(t testing.TB, repo string, has func(*design.Design) bool, atLeast int) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repo, "scenarios/designs/*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		d, err := design.Load(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if has(d) {
+			out = append(out, f)
+		}
+	}
+	if len(out) < atLeast {
+		t.Fatalf("only %d matching designs found: %v", len(out), out)
+	}
+	return out
+}

@@ -36,25 +36,7 @@ func targetOf(hosts string) string { return "cassandra://" + hosts + ":9042?dc=d
 
 // cassandraDesigns lists every shipped design file with a Cassandra part.
 func cassandraDesigns(t *testing.T) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(repo, "scenarios/designs/*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, f := range files {
-		d, err := design.Load(f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if d.Cassandra != nil {
-			out = append(out, f)
-		}
-	}
-	if len(out) < 5 {
-		t.Fatalf("only %d Cassandra designs found: %v", len(out), out)
-	}
-	return out
+	return itest.Designs(t, repo, func(d *design.Design) bool { return d.Cassandra != nil }, 5)
 }
 
 // scenarioWith is scenarios/smoke.yaml (its workload, population and mix) driving the

@@ -34,25 +34,7 @@ func mongoURI(t *testing.T) string {
 
 // mongoDesigns lists every shipped design file with a MongoDB part.
 func mongoDesigns(t *testing.T) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(repo, "scenarios/designs/*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, f := range files {
-		d, err := design.Load(f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if d.MongoDB != nil {
-			out = append(out, f)
-		}
-	}
-	if len(out) < 8 {
-		t.Fatalf("only %d MongoDB designs found: %v", len(out), out)
-	}
-	return out
+	return itest.Designs(t, repo, func(d *design.Design) bool { return d.MongoDB != nil }, 8)
 }
 
 // smokeWith is scenarios/smoke.yaml driving one design.

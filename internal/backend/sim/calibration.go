@@ -159,6 +159,10 @@ func checkScales(errs *yamlx.Errors, loc yamlx.Loc, m map[string]float64) {
 	}
 }
 
+// ScaleKey is the operation_scale key of an operation in one variant, "op@variant", the
+// form calibrate writes (a fitted scale holds for the design it was measured on).
+func ScaleKey(op, variant string) string { return op + "@" + variant }
+
 // opScales resolves operation_scale for one variant into a slice indexed by operation
 // type: a key "op@variant" (what calibrate writes: a fitted scale holds for the design it
 // was measured on) wins over a plain "op" (every variant). An operation the workloads do

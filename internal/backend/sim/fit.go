@@ -76,7 +76,7 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	// Per-operation scales start at the scenario's (1 unless set) and stay put in step 1.
 	scales := map[string]float64{}
 	for _, m := range f.used {
-		k := m.Op + "@" + m.Variant
+		k := ScaleKey(m.Op, m.Variant)
 		scales[k] = 1
 		if s, ok := base.OperationScale[m.Op]; ok {
 			scales[k] = s
@@ -90,7 +90,7 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	// 1. Node-model service times, all groups at once (they barely interact).
 	groups := f.groups()
 	for trial := 0; trial < 6 && len(groups) > 0; trial++ {
-		got, err := f.simulate(ctx)
+		got, err := f.simulate(ctx, false)
 		if err != nil {
 			return nil, err
 		}
@@ -105,10 +105,10 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	// 2. Per-operation scales, each by its own secant search.
 	secs := map[string]*secant{}
 	for _, m := range f.used {
-		secs[m.Op+"@"+m.Variant] = &secant{want: float64(m.Mean)}
+		secs[ScaleKey(m.Op, m.Variant)] = &secant{want: float64(m.Mean)}
 	}
 	for round := 0; round < 5; round++ {
-		got, err := f.simulate(ctx)
+		got, err := f.simulate(ctx, false)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +118,7 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 			if s == nil || s.n == 0 {
 				continue
 			}
-			k := m.Op + "@" + m.Variant
+			k := ScaleKey(m.Op, m.Variant)
 			x, ok := secs[k].next(scales[k], s.sum/float64(s.n))
 			if !ok {
 				scales[k] = clamp(x, max(scales[k]/10, 0.02), min(scales[k]*10, 50))
@@ -130,7 +130,7 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 		}
 	}
 	// 3. The calibrated simulation, against the measurements.
-	got, err := f.simulate(ctx)
+	got, err := f.simulate(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -182,10 +182,14 @@ func (f *fitter) pick(cal *Calibration) error {
 		index[v.Name] = i
 	}
 	f.dbOf, f.dbs = map[string]string{}, map[string]bool{}
+	unknown := map[string]bool{} // variants noted as not in the scenario
 	for _, m := range f.in.Measured {
 		vi, ok := index[m.Variant]
 		if !ok {
-			cal.Notes = append(cal.Notes, fmt.Sprintf("variant %s is not among the scenario's designs: not fitted", m.Variant))
+			if !unknown[m.Variant] {
+				unknown[m.Variant] = true
+				cal.Notes = append(cal.Notes, fmt.Sprintf("variant %s is not among the scenario's designs: not fitted", m.Variant))
+			}
 			continue
 		}
 		if _, ok := f.kind[m.Op]; !ok {
@@ -318,7 +322,8 @@ func (f *fitter) groupMean(g *group, got map[key]*simStat) float64 {
 	return sum / n
 }
 
-// simStat is one operation's simulated service times in a trial.
+// simStat is one operation's simulated service times in a trial; h, for the p99, only in
+// the final one (the search needs only means).
 type simStat struct {
 	n   int64
 	sum float64
@@ -328,7 +333,7 @@ type simStat struct {
 // simulate runs every fitted variant with the current options and returns each
 // operation's service times (successful operations only, as the measured ones are
 // mostly successes; end minus actual start, as a real run's service time).
-func (f *fitter) simulate(ctx context.Context) (map[key]*simStat, error) {
+func (f *fitter) simulate(ctx context.Context, withP99 bool) (map[key]*simStat, error) {
 	f.trials++
 	out := map[key]*simStat{}
 	names := make([]string, len(f.in.Prepared.Model.Ops))
@@ -345,7 +350,10 @@ func (f *fitter) simulate(ctx context.Context) (map[key]*simStat, error) {
 		}
 		stats := make([]*simStat, len(names))
 		for i, n := range names {
-			st := &simStat{h: hdrhistogram.New(1, int64(time.Hour), 3)}
+			st := &simStat{}
+			if withP99 {
+				st.h = hdrhistogram.New(1, int64(time.Hour), 3)
+			}
 			stats[i] = st
 			out[key{v.Name, n}] = st
 		}
@@ -366,7 +374,9 @@ func (f *fitter) simulate(ctx context.Context) (map[key]*simStat, error) {
 			d := smp.End - smp.Start
 			st.n++
 			st.sum += float64(d)
-			_ = st.h.RecordValue(max(d, 1))
+			if st.h != nil {
+				_ = st.h.RecordValue(max(d, 1))
+			}
 		}
 		if err := s.Simulate(ctx, next, record); err != nil {
 			return nil, err
