@@ -223,12 +223,16 @@ EOF
 <configuration scan="false">
   <appender name="FILE" class="ch.qos.logback.core.rolling.RollingFileAppender">
     <file>$dir/logs/system.log</file>
-    <rollingPolicy class="ch.qos.logback.core.rolling.SizeAndTimeBasedRollingPolicy">
-      <fileNamePattern>$dir/logs/system.log.%d{yyyy-MM-dd}.%i.zip</fileNamePattern>
-      <maxFileSize>50MB</maxFileSize>
-      <maxHistory>3</maxHistory>
-      <totalSizeCap>200MB</totalSizeCap>
+    <!-- Rolled by size only: a roll at midnight while a node starts would cut the log the
+         start script reads from its offset (start.sh failed that way at 00:00). -->
+    <rollingPolicy class="ch.qos.logback.core.rolling.FixedWindowRollingPolicy">
+      <fileNamePattern>$dir/logs/system.log.%i.zip</fileNamePattern>
+      <minIndex>1</minIndex>
+      <maxIndex>4</maxIndex>
     </rollingPolicy>
+    <triggeringPolicy class="ch.qos.logback.core.rolling.SizeBasedTriggeringPolicy">
+      <maxFileSize>50MB</maxFileSize>
+    </triggeringPolicy>
     <encoder>
       <pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern>
     </encoder>
@@ -290,7 +294,13 @@ node_java_args() {
 }
 
 # log_since FILE OFFSET: the part of a log written after byte OFFSET.
-log_since() { if [[ -f "$1" ]]; then tail -c "+$(($2 + 1))" "$1"; fi; }
+# A file now shorter than OFFSET was rolled since: read it whole.
+log_since() {
+  [[ -f "$1" ]] || return 0
+  local off="$2"
+  (($(stat -c %s "$1") >= off)) || off=0
+  tail -c "+$((off + 1))" "$1"
+}
 
 # node_failed K OFFSET REASON: print why node K did not come up, with its log tail.
 node_failed() {
