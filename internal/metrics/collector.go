@@ -70,10 +70,21 @@ type IntervalSet struct {
 	Service  *hdr.PackedHistogram
 	Lag      *hdr.PackedHistogram
 	Counters
+	// The collector counts samples here and moves them into the histograms when the
+	// interval closes (see stage).
+	response, service, lag stage
+}
+
+// settle moves the staged samples into the histograms.
+func (s *IntervalSet) settle(pool *pagePool) {
+	s.response.moveInto(s.Response, pool)
+	s.service.moveInto(s.Service, pool)
+	s.lag.moveInto(s.Lag, pool)
 }
 
 func newIntervalSet() *IntervalSet {
-	return &IntervalSet{Response: NewIntervalHistogram(), Service: NewIntervalHistogram(), Lag: NewIntervalHistogram()}
+	return &IntervalSet{Response: NewIntervalHistogram(), Service: NewIntervalHistogram(), Lag: NewIntervalHistogram(),
+		response: newStage(), service: newStage(), lag: newStage()}
 }
 
 func (s *IntervalSet) reset() {
@@ -122,7 +133,8 @@ type Collector struct {
 	sink      Sink
 	err       error
 	// Virtual time: intervals close when a sample's time crosses the boundary.
-	tick time.Duration
+	tick  time.Duration
+	pages pagePool
 }
 
 // NewCollector collects for nOps operation types. lateAfter marks late samples; sink gets
@@ -176,9 +188,9 @@ func (c *Collector) add(s *Sample) {
 	}
 	// A failed operation still took the time it took: leaving errors out of the latency
 	// histograms would flatter a system that times out.
-	_ = set.Response.RecordValue(Clamp(s.Response()))
-	_ = set.Service.RecordValue(Clamp(s.Service()))
-	_ = set.Lag.RecordValue(Clamp(lag))
+	set.response.record(Clamp(s.Response()), &c.pages)
+	set.service.record(Clamp(s.Service()), &c.pages)
+	set.lag.record(Clamp(lag), &c.pages)
 }
 
 // AddVirtual records one sample of a virtual-time run, closing every interval that ends
@@ -203,6 +215,7 @@ func (c *Collector) Flush(end time.Duration, inFlight int64) {
 	c.all.reset()
 	for _, s := range c.cur {
 		if s != nil {
+			s.settle(&c.pages)
 			c.all.merge(s)
 		}
 	}

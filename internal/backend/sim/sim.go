@@ -40,7 +40,7 @@ type Simulator struct {
 	drop    bool
 	timeout int64
 
-	pending sampleHeap
+	pending grainQueue
 	accs    []design.Access
 	sizes   partitionSizes
 
@@ -142,11 +142,8 @@ func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool,
 		s.step(&op, record)
 	}
 	// Drain: time runs on until the last operation completes (and its tick is sampled).
-	last := s.nextTick
-	for i := range s.pending {
-		last = max(last, s.pending.at(i))
-	}
-	s.advance(last, record)
+	s.advance(max(s.nextTick, s.pending.latest), record)
+	s.pending.emitAll(record)
 	return nil
 }
 
@@ -177,8 +174,8 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 }
 
 // advance moves virtual time to t: it applies due events, samples the nodes on every
-// tick, and reports operations completed by t (no later operation can complete earlier:
-// it starts at or after its intended time, which is at least t).
+// tick, and reports operations completed in the grains that ended by t (no later
+// operation can complete earlier: it starts at or after its intended time, at least t).
 func (s *Simulator) advance(t int64, record func(*metrics.Sample)) {
 	for len(s.events) > 0 && int64(s.events[0].At) <= t {
 		e := s.events[0]
@@ -190,10 +187,7 @@ func (s *Simulator) advance(t int64, record func(*metrics.Sample)) {
 		s.mongo.migrate(t)
 	}
 	s.sampleUntil(t)
-	for len(s.pending) > 0 && s.pending.at(0) <= t {
-		smp := s.pending.pop()
-		record(&smp)
-	}
+	s.pending.emitBefore(t, record)
 }
 
 // execute runs one operation from start: its steps one after another, the partitions of
@@ -425,53 +419,80 @@ func (s *Simulator) Report(_ context.Context, v *results.Variant, dir *results.D
 	return dir.AddServer(s.serverView())
 }
 
-// sampleHeap orders pending samples by when they are reported: completion, or the
-// intended time of a dropped operation. (A typed heap: container/heap boxes every sample.)
-type sampleHeap []metrics.Sample
-
-func (h sampleHeap) at(i int) int64 {
-	if h[i].Flags&metrics.FlagDropped != 0 {
-		return h[i].Intended
-	}
-	return h[i].End
+// grainQueue holds completed samples until their grain of virtual time
+// (backend.VirtualGrain) is over, then reports them grain by grain, in push order within a
+// grain. A heap ordered by completion time did the same at a logarithmic cost per
+// operation in a queue as long as the operations in flight (tens of thousands when a hot
+// node makes them wait for their timeout); a grain's bucket costs an append.
+type grainQueue struct {
+	ring   [][]metrics.Sample // grain g's samples at ring[g&(len(ring)-1)]; buffers reused
+	first  int64              // the earliest grain not yet reported
+	n      int                // samples held
+	latest int64              // the latest report time pushed
 }
 
-func (h *sampleHeap) push(s metrics.Sample) {
-	*h = append(*h, s)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if q.at(p) <= q.at(i) {
-			break
-		}
-		q[p], q[i] = q[i], q[p]
-		i = p
+const grain = int64(backend.VirtualGrain)
+
+// reportAt is when a sample is reported: its completion, or a dropped operation's
+// intended time.
+func reportAt(s *metrics.Sample) int64 {
+	if s.Flags&metrics.FlagDropped != 0 {
+		return s.Intended
+	}
+	return s.End
+}
+
+// push holds s; it must not be due before a time already passed to emitBefore.
+func (q *grainQueue) push(s metrics.Sample) {
+	at := reportAt(&s)
+	g := max(at/grain, q.first)
+	if g-q.first >= int64(len(q.ring)) {
+		q.grow(g - q.first + 1)
+	}
+	b := &q.ring[g&int64(len(q.ring)-1)]
+	*b = append(*b, s)
+	q.n++
+	q.latest = max(q.latest, at)
+}
+
+// grow makes the ring span at least span grains from first.
+func (q *grainQueue) grow(span int64) {
+	size := max(len(q.ring), 1024)
+	for int64(size) < span {
+		size *= 2
+	}
+	ring := make([][]metrics.Sample, size)
+	for g := q.first; g < q.first+int64(len(q.ring)); g++ {
+		ring[g&int64(size-1)] = q.ring[g&int64(len(q.ring)-1)]
+	}
+	q.ring = ring
+}
+
+// emitBefore reports the samples of every grain that ends by t. Samples pushed later are
+// due at t or after, in a later grain.
+func (q *grainQueue) emitBefore(t int64, record func(*metrics.Sample)) {
+	end := t / grain // grains before end are over
+	for q.n > 0 && q.first < end {
+		q.emitFirst(record)
+	}
+	q.first = max(q.first, end)
+}
+
+// emitAll reports every sample held.
+func (q *grainQueue) emitAll(record func(*metrics.Sample)) {
+	for q.n > 0 {
+		q.emitFirst(record)
 	}
 }
 
-func (h *sampleHeap) pop() metrics.Sample {
-	q := *h
-	top := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q = q[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && q.at(r) < q.at(l) {
-			m = r
-		}
-		if q.at(i) <= q.at(m) {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
+func (q *grainQueue) emitFirst(record func(*metrics.Sample)) {
+	b := &q.ring[q.first&int64(len(q.ring)-1)]
+	for i := range *b {
+		record(&(*b)[i])
 	}
-	*h = q
-	return top
+	q.n -= len(*b)
+	*b = (*b)[:0]
+	q.first++
 }
 
 // slots is a pool of identical slots (the client's in-flight operations) whose busy ones
