@@ -536,23 +536,32 @@ func (p *slots) push(end int64) {
 }
 
 // siftFrom restores the min-heap property of h below i (client slots, station workers).
+// It moves a hole down instead of swapping: the same comparisons, so the same
+// arrangement, with one write per level.
 func siftFrom(h []int64, i int) {
 	n := len(h)
+	if i >= n {
+		return
+	}
+	v := h[i]
 	for {
 		l := 2*i + 1
 		if l >= n {
-			return
+			break
 		}
-		m := l
-		if r := l + 1; r < n && h[r] < h[l] {
-			m = r
+		m, c := l, h[l]
+		if r := l + 1; r < n {
+			if hr := h[r]; hr < c {
+				m, c = r, hr
+			}
 		}
-		if h[i] <= h[m] {
-			return
+		if v <= c {
+			break
 		}
-		h[i], h[m] = h[m], h[i]
+		h[i] = c
 		i = m
 	}
+	h[i] = v
 }
 
 // nodeIndex resolves an event's node: a name, or a 1-based index.
