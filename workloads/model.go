@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -340,10 +341,8 @@ func (m *Model) UUID(kind uint64, id int64) [16]byte {
 	h1 := Hash(m.Seed, kind, id)
 	h2 := Mix(h1, uint64(id)^kind<<56)
 	var u [16]byte
-	for i := 0; i < 8; i++ {
-		u[i] = byte(h1 >> (56 - 8*i))
-		u[8+i] = byte(h2 >> (56 - 8*i))
-	}
+	binary.BigEndian.PutUint64(u[:8], h1)
+	binary.BigEndian.PutUint64(u[8:], h2)
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	return u

@@ -95,6 +95,21 @@ func (r *SharedReader) Next(op *Op) bool {
 	return true
 }
 
+// Peek returns the next operation in place, in the block every reader shares (nil at
+// the end of the stream), sparing Next's copy. The operation must not be modified, and
+// is valid until the next call.
+func (r *SharedReader) Peek() *Op {
+	if r.pos == len(r.blk) {
+		blk, ok := <-r.in
+		if !ok {
+			return nil
+		}
+		r.blk, r.pos = blk, 0
+	}
+	r.pos++
+	return &r.blk[r.pos-1]
+}
+
 // Close says the reader reads no more. It may be called more than once.
 func (r *SharedReader) Close() {
 	if !r.closed {

@@ -30,8 +30,19 @@ func TestShareEveryReaderEveryOperation(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				defer r.Close()
-				var op Op
-				for r.Next(&op) {
+				// Odd readers read in place (Peek), even ones copy (Next).
+				next := func() (Op, bool) {
+					if i%2 == 1 {
+						if p := r.Peek(); p != nil {
+							return *p, true
+						}
+						return Op{}, false
+					}
+					var op Op
+					ok := r.Next(&op)
+					return op, ok
+				}
+				for op, ok := next(); ok; op, ok = next() {
 					if op.Seq != got[i] {
 						t.Errorf("end %d, reader %d: got operation %d, want %d", end, i, op.Seq, got[i])
 						return

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -136,11 +137,17 @@ type DocElem struct {
 // AppendUUID appends the canonical text form (8-4-4-4-12, lower case) of id.
 func AppendUUID(dst []byte, id [16]byte) []byte {
 	const hexd = "0123456789abcdef"
+	n := len(dst)
+	dst = slices.Grow(dst, 36)[:n+36]
+	out := dst[n : n+36]
+	j := 0
 	for i, b := range id {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
-			dst = append(dst, '-')
+			out[j] = '-'
+			j++
 		}
-		dst = append(dst, hexd[b>>4], hexd[b&15])
+		out[j], out[j+1] = hexd[b>>4], hexd[b&15]
+		j += 2
 	}
 	return dst
 }

@@ -117,6 +117,11 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	stopProfile, err := startCPUProfile(opts.CPUProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	run, err := startPlacementRun(opts.ScenarioPath, opts.Out, "analyze", "analyze judges the keys of design variants", opts.overrides())
 	if err != nil {
 		return err
@@ -146,7 +151,8 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 	errs := make([]error, len(variants))
 	counts := make([]int64, len(variants))
 	started := time.Now()
-	analyzeVariants(ctx, variants, &cluster, run.newStream, opts.Limit, uint64(sc.Seed), doc.Variants, counts, errs)
+	keys := analyzeVariants(ctx, variants, &cluster, run.newStream, opts.Limit, uint64(sc.Seed), doc.Variants, counts, errs)
+	took := time.Since(started)
 	for i := range doc.Variants {
 		doc.Operations = max(doc.Operations, counts[i])
 		if opts.Entity != "" {
@@ -179,7 +185,8 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 		return err
 	}
 	if !opts.Quiet {
-		fmt.Fprintf(opts.IO.ErrOut, "analysed %d operations per variant in %s\n", doc.Operations, time.Since(started).Round(time.Millisecond))
+		fmt.Fprintf(opts.IO.ErrOut, "analysed %d operations per variant in %s (%s keys, %s keys/s, all variants)\n",
+			doc.Operations, took.Round(time.Millisecond), humanCount(float64(keys)), humanCount(float64(keys)/took.Seconds()))
 		printAnalysis(opts.IO.Out, doc)
 		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", filepath.Join(out, results.AnalysisFile))
 	}
@@ -292,9 +299,9 @@ func mongoTable(av *results.AnalysisVariant, coll string) *results.KeyAnalysis {
 // analyzeVariants runs every variant's placement and key analysis on one generation of
 // the stream (plan.EachShared), filling out, counts and errs by variant. newStream is
 // called twice: once for the placers' sample (the data already in ranged collections),
-// once for the analysis.
+// once for the analysis. It returns how many keys were analysed, all variants together.
 func analyzeVariants(ctx context.Context, variants []variantSpec, c *plan.Cluster, newStream func() plan.Stream, limit int64, seed uint64,
-	out []results.AnalysisVariant, counts []int64, errs []error) {
+	out []results.AnalysisVariant, counts []int64, errs []error) (keys int64) {
 	sample := plan.Sample(newStream())
 	as := make([]*analyze.Variant, len(variants))
 	for i, v := range variants {
@@ -315,10 +322,12 @@ func analyzeVariants(ctx context.Context, variants []variantSpec, c *plan.Cluste
 			continue
 		}
 		out[i], counts[i] = a.Result(), a.Ops()
+		keys += a.Keys()
 		if err != nil {
 			errs[i] = fmt.Errorf("variant %s: %w", variants[i].Name, err)
 		}
 	}
+	return keys
 }
 
 // printAnalysis prints per variant one line per table with its key characteristics and

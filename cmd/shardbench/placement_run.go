@@ -29,6 +29,8 @@ type PlacementOptions struct {
 	// Limit stops each variant after this many operations (0: the whole schedule).
 	Limit int64
 	Quiet bool
+	// CPUProfile, when set, is where a Go CPU profile of the command goes.
+	CPUProfile string
 }
 
 // bind registers the shared flags; kind names the command in the default directory.
@@ -39,6 +41,7 @@ func (o *PlacementOptions) bind(f *pflag.FlagSet, kind string) {
 	f.Int64Var(&o.Seed, "seed", 0, "override the scenario's seed")
 	f.Int64Var(&o.Limit, "limit", 0, "stop each variant after this many operations (0: the whole schedule)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing but errors")
+	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile to this file (go tool pprof reads it)")
 }
 
 // check completes the options once flags are parsed.

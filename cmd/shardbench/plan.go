@@ -63,6 +63,11 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	stopProfile, err := startCPUProfile(opts.CPUProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	run, err := startPlacementRun(opts.ScenarioPath, opts.Out, "plan", "plan places keys on design variants", opts.overrides())
 	if err != nil {
 		return err
@@ -88,11 +93,13 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "  %d operations placed per variant\n", n)
 	}
+	took := time.Since(started)
 	if err := dir.WriteHotspots(hot); err != nil {
 		return err
 	}
 	if !opts.Quiet {
-		fmt.Fprintf(opts.IO.ErrOut, "placed in %s\n", time.Since(started).Round(time.Millisecond))
+		keys := float64(placedKeys(variants))
+		fmt.Fprintf(opts.IO.ErrOut, "placed in %s (%s keys, %s keys/s, all variants)\n", took.Round(time.Millisecond), humanCount(keys), humanCount(keys/took.Seconds()))
 		printPlan(opts.IO.Out, hot)
 		if err := reports.WriteText(opts.IO.Out, &results.Summary{}, hot); err != nil {
 			return err
@@ -114,6 +121,17 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	return nil
+}
+
+// placedKeys is how many keys (accesses to a table or collection) the variants placed.
+func placedKeys(variants []results.HotspotsVariant) int64 {
+	var n int64
+	for _, v := range variants {
+		for _, t := range v.Tables {
+			n += t.Ops
+		}
+	}
+	return n
 }
 
 // printPlan prints, per variant, every table's key, distinct partitions and hottest

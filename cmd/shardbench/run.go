@@ -130,17 +130,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(runMemoryLimit))
 	}
-	if opts.CPUProfile != "" {
-		f, err := os.Create(opts.CPUProfile)
-		if err != nil {
-			return usageError(err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(opts.CPUProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if backendOpeners[opts.Backend] == nil {
 		return usageErrorf("unknown backend %q (choose from %s)", opts.Backend, strings.Join(backendNames(), ", "))
 	}
@@ -333,4 +327,24 @@ func spinBelow(opts *RunOptions) time.Duration {
 		return -1
 	}
 	return opts.Spin
+}
+
+// startCPUProfile writes a Go CPU profile to path until the returned function is called
+// (path "": no profile, and a no-op to call).
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

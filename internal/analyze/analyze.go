@@ -29,6 +29,7 @@ type Variant struct {
 	order  []*table
 	accs   []design.Access
 	ops    int64
+	keys   int64
 
 	// scratch, reused for every sampled key
 	vals []workloads.Value
@@ -129,6 +130,7 @@ func newPrefixStats() *prefixStats {
 func (v *Variant) Op(op *workloads.Op) {
 	v.ops++
 	v.accs = v.pl.Plan.Accesses(op, v.accs[:0])
+	v.keys += int64(len(v.accs))
 	for i := range v.accs {
 		a := &v.accs[i]
 		v.access(a, op, v.pl.Place(a, op))
@@ -137,6 +139,10 @@ func (v *Variant) Op(op *workloads.Op) {
 
 // Ops is how many operations were analysed.
 func (v *Variant) Ops() int64 { return v.ops }
+
+// Keys is how many keys (accesses: one request of an operation to one table or
+// collection) were placed and analysed.
+func (v *Variant) Keys() int64 { return v.keys }
 
 func isInsert(s *design.Step) bool {
 	switch s.Statement {

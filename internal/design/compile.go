@@ -2,6 +2,7 @@ package design
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,8 @@ type compiled struct {
 	parts     func(*workloads.Op) int32
 	size      func(*workloads.Op, int32) (int32, int32)
 	appendKey func(dst []byte, op *workloads.Op, part int32) []byte
+	// keyValues (MongoDB steps) is appendKey that also appends the values it encodes.
+	keyValues func(dst []byte, vals []workloads.Value, op *workloads.Op, part int32) ([]byte, []workloads.Value)
 	keyVals   []valueFn
 	binds     []bindFn
 	mongo     func(*workloads.Op) *Command
@@ -39,6 +42,12 @@ func (c *compiled) applyView() {
 	}
 	if f := c.appendKey; f != nil {
 		c.appendKey = func(dst []byte, op *workloads.Op, p int32) []byte { v := view(op); return f(dst, &v, p) }
+	}
+	if f := c.keyValues; f != nil {
+		c.keyValues = func(dst []byte, vals []workloads.Value, op *workloads.Op, p int32) ([]byte, []workloads.Value) {
+			v := view(op)
+			return f(dst, vals, &v, p)
+		}
 	}
 	for i, f := range c.keyVals {
 		c.keyVals[i] = func(op *workloads.Op, p int32, buf []byte) workloads.Value { v := view(op); return f(&v, p, buf) }
@@ -488,7 +497,9 @@ func (d *Design) cassandraStep(ctx *opCtx, ss *StepSpec, s *Step, t *table, m *w
 			keyVals[i] = d.columnValue(uses[col.name], m)
 		}
 		c.keyVals = keyVals
-		c.appendKey = keyAppender(t.pk, keyVals)
+		// A copy: applyView wraps c.keyVals in place and wraps appendKey itself, so
+		// appendKey must call the unwrapped functions (else the view applies twice).
+		c.appendKey = keyAppender(t.pk, slices.Clone(keyVals))
 		if scan {
 			c.keyVals = nil
 			c.appendKey = func(dst []byte, _ *workloads.Op, _ int32) []byte { return dst }

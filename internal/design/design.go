@@ -287,6 +287,22 @@ func (a *Access) AppendKey(dst []byte, op *workloads.Op) []byte {
 	return a.Step.c.appendKey(dst, op, a.Part)
 }
 
+// KeyValues is [Access.AppendKey] and [Access.ShardKey] at once, deriving each value
+// once: it appends the serialised key to dst and the key's values to vals. Text values
+// share dst's array.
+func (a *Access) KeyValues(dst []byte, vals []workloads.Value, op *workloads.Op) ([]byte, []workloads.Value) {
+	c := a.Step.c
+	if c.keyValues != nil {
+		return c.keyValues(dst, vals, op, a.Part)
+	}
+	dst = c.appendKey(dst, op, a.Part)
+	for _, k := range c.keyVals {
+		v := k(op, a.Part, nil)
+		vals = append(vals, v)
+	}
+	return dst, vals
+}
+
 // ShardKey appends the values of the partition key columns (Cassandra), or of the leading
 // shard key fields the request supplies (MongoDB; Step.KeyFields of them), to dst. Text
 // values share buf, which the caller reuses.

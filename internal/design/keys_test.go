@@ -126,3 +126,43 @@ func TestMongoShardKeyValues(t *testing.T) {
 		}
 	}
 }
+
+// KeyValues gives what AppendKey and ShardKey give apart, for every step of every design,
+// including the steps that act on the guest cart's view of an operation.
+func TestKeyValuesEqualsAppendKeyAndShardKey(t *testing.T) {
+	m := model(t, allOpsScenario(t, 3))
+	for _, f := range designFiles(t) {
+		p, err := design.Compile(mustLoad(t, f), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := stream(m)
+		var op workloads.Op
+		var key []byte
+		var vals []workloads.Value
+		checked := 0
+		for i := 0; i < 2000 && s.Next(&op); i++ {
+			for _, a := range p.Accesses(&op, nil) {
+				wantKey := a.AppendKey(nil, &op)
+				wantVals, _ := a.ShardKey(&op, nil, nil)
+				key, vals = a.KeyValues(key[:0], vals[:0], &op)
+				if !bytes.Equal(key, wantKey) {
+					t.Fatalf("%s %s: KeyValues key %x, AppendKey %x", filepath.Base(f), a.Step.Op, key, wantKey)
+				}
+				if len(vals) != len(wantVals) {
+					t.Fatalf("%s %s: %d values, ShardKey %d", filepath.Base(f), a.Step.Op, len(vals), len(wantVals))
+				}
+				for k := range vals {
+					g, w := vals[k], wantVals[k]
+					if g.Type != w.Type || g.Null != w.Null || g.Int != w.Int || g.Float != w.Float || g.ID != w.ID || !bytes.Equal(g.Bytes, w.Bytes) {
+						t.Fatalf("%s %s value %d: KeyValues %+v, ShardKey %+v", filepath.Base(f), a.Step.Op, k, g, w)
+					}
+				}
+				checked++
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s: no access checked", filepath.Base(f))
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package design
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -353,22 +354,39 @@ func (d *Design) mongoStep(ctx *opCtx, ss *StepSpec, s *Step, co *collection, m 
 	for _, k := range co.shardKey[:keyFields] {
 		c.keyVals = append(c.keyVals, val(co.byName[k]))
 	}
-	kv := c.keyVals
+	// A copy: applyView wraps c.keyVals in place, and the key functions below are
+	// wrapped themselves, so they must call the unwrapped ones.
+	kv := slices.Clone(c.keyVals)
+	// keyValue appends value f's canonical encoding to dst and returns the value, whose
+	// text (if any) is the copy in dst.
+	keyValue := func(dst []byte, f valueFn, op *workloads.Op, part int32) ([]byte, workloads.Value) {
+		// Reserve the canonical header (type, 4-byte length) and let text land after it.
+		at := len(dst)
+		dst = append(dst, 0, 0, 0, 0, 0)
+		v := f(op, part, dst[len(dst):])
+		if v.Type == workloads.TText || v.Type == workloads.TInet {
+			n := len(v.Bytes)
+			dst = append(dst, v.Bytes...)
+			dst[at], dst[at+1], dst[at+2], dst[at+3], dst[at+4] = byte(v.Type), byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+			v.Bytes = dst[len(dst)-n:]
+			return dst, v
+		}
+		v.Bytes = nil
+		return appendCanonical(dst[:at], &v), v
+	}
 	c.appendKey = func(dst []byte, op *workloads.Op, part int32) []byte {
 		for _, f := range kv {
-			// Reserve the canonical header (type, 4-byte length) and let text land after it.
-			at := len(dst)
-			dst = append(dst, 0, 0, 0, 0, 0)
-			v := f(op, part, dst[len(dst):])
-			if v.Type == workloads.TText || v.Type == workloads.TInet {
-				n := len(v.Bytes)
-				dst = append(dst, v.Bytes...)
-				dst[at], dst[at+1], dst[at+2], dst[at+3], dst[at+4] = byte(v.Type), byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-				continue
-			}
-			dst = appendCanonical(dst[:at], &v)
+			dst, _ = keyValue(dst, f, op, part)
 		}
 		return dst
+	}
+	c.keyValues = func(dst []byte, vals []workloads.Value, op *workloads.Op, part int32) ([]byte, []workloads.Value) {
+		for _, f := range kv {
+			var v workloads.Value
+			dst, v = keyValue(dst, f, op, part)
+			vals = append(vals, v)
+		}
+		return dst, vals
 	}
 	type fv struct {
 		name string

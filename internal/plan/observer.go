@@ -57,9 +57,18 @@ type tableStats struct {
 	distinct          *hotspot.Distinct
 	single, multi     int64
 	broadcast         int64
-	// info describes partitions for the report (human key, placement). It is pruned to
-	// the partitions the summary holds, so it stays bounded.
-	info map[uint64]partInfo
+	// seen keeps, per partition the summary holds that proved more than a one-off, an
+	// access and operation that reached it, from which the report describes it (human
+	// key, placement) at the end. Describing costs microseconds and most partitions that
+	// enter the summary leave it again, so it is done only for the few reported. It is
+	// pruned to the partitions the summary holds, so it stays bounded.
+	seen map[uint64]sighting
+}
+
+// sighting is one access that reached a partition, kept to describe the partition later.
+type sighting struct {
+	a  design.Access
+	op workloads.Op
 }
 
 type partInfo struct {
@@ -99,8 +108,8 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 	}
 	if len(w.Key) > 0 {
 		fp := hotspot.Fingerprint(w.Key)
-		// Describing a partition allocates; only partitions seen twice in a row of their
-		// tenure in the summary are described, so one-off keys cost nothing extra.
+		// A sighting is kept only for partitions seen twice in a row of their tenure in
+		// the summary, so one-off keys cost nothing extra.
 		switch t.top.Add(fp, w.Key, write, rows, bytes) {
 		case 1:
 			// New in the summary: maybe never seen. A partition already in the summary
@@ -108,11 +117,11 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 			// large set for every operation on a hot partition.
 			t.distinct.Add(fp)
 		case 2:
-			// A partition evicted and back in the summary may still be described: its
-			// description depends on its key alone, so it stands.
-			if _, ok := t.info[fp]; !ok {
-				t.info[fp] = o.describe(a, op, w)
-				if len(t.info) > 4*TopCounters {
+			// A partition evicted and back in the summary may still have its sighting:
+			// any access to the partition describes it alike.
+			if _, ok := t.seen[fp]; !ok {
+				t.seen[fp] = sighting{a: *a, op: *op}
+				if len(t.seen) > 4*TopCounters {
 					t.prune()
 				}
 			}
@@ -220,7 +229,7 @@ func (o *Observer) table(s *design.Step) *tableStats {
 	if !ok {
 		t = &tableStats{
 			name: name, entity: s.Entity, db: s.Database, key: KeyDescription(s),
-			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), info: map[uint64]partInfo{},
+			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), seen: map[uint64]sighting{},
 		}
 		t.limits = hotspot.CassandraLimits
 		if s.Database == design.MongoDB {
@@ -275,7 +284,12 @@ func horizonOf(s *design.Step) hotspot.Horizon {
 	return hotspot.PeriodHorizon(365*24*time.Hour, 0)
 }
 
-func (o *Observer) describe(a *design.Access, op *workloads.Op, w *Where) partInfo {
+// describe places a sighting again and describes its partition: the key as the report
+// shows it, and where it lives on the layout as it is now (after any node or shard
+// added during a simulated run).
+func (o *Observer) describe(s *sighting) partInfo {
+	a, op := &s.a, &s.op
+	w := o.Placer.Place(a, op)
 	pi := partInfo{key: a.KeyString(op)}
 	pl := o.Placer
 	if a.Step.Database == design.Cassandra && pl.Ring != nil {
@@ -303,9 +317,9 @@ func (t *tableStats) prune() {
 	for _, e := range t.top.Top(-1) {
 		keep[e.FP] = true
 	}
-	for fp := range t.info {
+	for fp := range t.seen {
 		if !keep[fp] {
-			delete(t.info, fp)
+			delete(t.seen, fp)
 		}
 	}
 }
@@ -317,7 +331,7 @@ func (o *Observer) Result(variant, source, topology string) results.HotspotsVari
 	span := time.Duration(o.last - o.first)
 	for _, t := range o.order {
 		dbs[t.db] = true
-		hv.Tables = append(hv.Tables, t.result(span))
+		hv.Tables = append(hv.Tables, t.result(span, o.describe))
 	}
 	var dbNames []string
 	for db := range dbs {
@@ -365,7 +379,7 @@ func abs(x float64) float64 {
 	return x
 }
 
-func (t *tableStats) result(span time.Duration) results.TableHotspots {
+func (t *tableStats) result(span time.Duration, describe func(*sighting) partInfo) results.TableHotspots {
 	tot := t.top.Totals()
 	th := results.TableHotspots{
 		Table: t.name, Entity: t.entity, Key: t.key,
@@ -386,10 +400,11 @@ func (t *tableStats) result(span time.Duration) results.TableHotspots {
 		if len(e.Key) == 0 {
 			continue
 		}
-		pi, ok := t.info[e.FP]
+		sg, ok := t.seen[e.FP]
 		if !ok {
 			continue // seen once: not a hot partition, and never described
 		}
+		pi := describe(&sg)
 		pl := results.PartitionLoad{
 			Key: pi.key, Token: pi.token, Hashed: pi.hashed, Range: pi.rng, Replicas: pi.replicas, Shard: pi.shard,
 			Ops: e.Ops, Reads: e.Reads, Writes: e.Writes, Rows: e.Rows, Bytes: e.Bytes, ErrorBound: e.Err,

@@ -66,7 +66,6 @@ type Placer struct {
 	shards []int
 	key    []byte
 	vals   []workloads.Value
-	vbuf   []byte
 	mv     []pm.Value
 	hk     []pm.Value
 	prefix pm.PrefixRouter
@@ -202,10 +201,10 @@ func (pl *Placer) buildChunks(c *Cluster, sample []workloads.Op) error {
 func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 	w := &pl.w
 	*w = Where{Chunk: -1}
-	pl.key = a.AppendKey(pl.key[:0], op)
-	w.Key = pl.key
 	s := a.Step
 	if s.Database == design.Cassandra {
+		pl.key = a.AppendKey(pl.key[:0], op)
+		w.Key = pl.key
 		if pl.Ring == nil {
 			return w
 		}
@@ -219,6 +218,9 @@ func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 		w.Replicas = pl.Replicas.ReplicasOf(w.VNode)
 		return w
 	}
+	// The key and its values in one pass (the values for the chunk lookup).
+	pl.key, pl.vals = a.KeyValues(pl.key[:0], pl.vals[:0], op)
+	w.Key = pl.key
 	var t *pm.ChunkTable
 	var owners []int
 	if s.ID < len(pl.steps) && pl.steps[s.ID].step == s {
@@ -237,7 +239,6 @@ func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 		w.Shards = owners
 		return w
 	}
-	pl.vals, pl.vbuf = a.ShardKey(op, pl.vals[:0], pl.vbuf)
 	if len(pl.vals) == 0 || len(pl.vals) > len(t.Pattern) || !prefixOf(s.KeyColumns[:len(pl.vals)], t.Pattern) {
 		// No value, or not the chunk table's leading fields: Route decides by field name.
 		return pl.routeByConds(w, t, s)

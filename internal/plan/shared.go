@@ -12,7 +12,7 @@ import (
 )
 
 // EachShared generates the stream once for n consumers (workloads.Share) and calls
-// f(i, op) with every operation, in stream order, consumer i always on its own goroutine,
+// f(i, op) with every operation (shared by the consumers: f must not modify it), in stream order, consumer i always on its own goroutine,
 // up to limit operations (0: the whole stream). Every design variant runs the same
 // stream, and generating it costs about as much as placing its keys: plan and analyze
 // generate it once for all variants. It returns how many operations each consumer got,
@@ -26,9 +26,12 @@ func EachShared(ctx context.Context, s Stream, n int, limit int64, f func(i int,
 		go func() {
 			defer wg.Done()
 			defer r.Close()
-			var op workloads.Op
-			for (limit <= 0 || counts[i] < limit) && r.Next(&op) {
-				f(i, &op)
+			for limit <= 0 || counts[i] < limit {
+				op := r.Peek()
+				if op == nil {
+					break
+				}
+				f(i, op)
 				counts[i]++
 			}
 		}()

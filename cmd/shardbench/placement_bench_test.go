@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shardbench/shardbench/internal/backend/sim"
+	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/plan"
+	"github.com/shardbench/shardbench/internal/results"
+)
+
+// The whole-scenario benchmarks measure what `shardbench plan` and `shardbench analyze`
+// do with scenarios/black-friday.yaml: every variant, the stream generated once and
+// shared, all cores. keys/s counts every key placed (one access of an operation to one
+// table or collection, summed over the variants) per second of wall time; peak-heap-MB
+// is the largest live heap seen while it ran. They take about half a minute per
+// iteration: go test -run XXX -bench Scenario -benchtime 1x ./cmd/shardbench/
+
+// benchPlacementInput loads black-friday.yaml as plan and analyze load it (optionally
+// shortened to duration, 0 for the whole schedule).
+func benchPlacementInput(b *testing.B, duration time.Duration) (*runInput, plan.Cluster) {
+	b.Helper()
+	in, err := loadRun("../../scenarios/black-friday.yaml", runOverrides{Duration: duration})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cluster, err := sim.Layout(in.Scenario)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return in, cluster
+}
+
+// peakHeap samples the live heap every 50 ms until stop is called, which returns the
+// largest value seen in MB.
+func peakHeap() (stop func() float64) {
+	var mu sync.Mutex
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			mu.Lock()
+			peak = max(peak, ms.HeapAlloc)
+			mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		wg.Wait()
+		return float64(peak) / (1 << 20)
+	}
+}
+
+func BenchmarkPlanScenario(b *testing.B) {
+	in, cluster := benchPlacementInput(b, 0)
+	r := &placementRun{in: in, cluster: cluster}
+	names := make([]string, len(in.Variants))
+	plans := make([]*design.Plan, len(in.Variants))
+	for i, v := range in.Variants {
+		names[i], plans[i] = v.Name, v.Plan
+	}
+	var keys int64
+	var elapsed time.Duration
+	var peak float64
+	for b.Loop() {
+		stop := peakHeap()
+		start := time.Now()
+		variants, _, err := plan.Variants(context.Background(), names, plans, &cluster, r.newStream, 0)
+		elapsed += time.Since(start)
+		peak = max(peak, stop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys += placedKeys(variants)
+	}
+	b.ReportMetric(float64(keys)/elapsed.Seconds(), "keys/s")
+	b.ReportMetric(float64(keys)/float64(b.N), "keys/op")
+	b.ReportMetric(peak, "peak-heap-MB")
+}
+
+func BenchmarkAnalyzeScenario(b *testing.B) {
+	in, cluster := benchPlacementInput(b, 0)
+	r := &placementRun{in: in, cluster: cluster}
+	n := len(in.Variants)
+	var keys int64
+	var elapsed time.Duration
+	var peak float64
+	for b.Loop() {
+		out := make([]results.AnalysisVariant, n)
+		counts := make([]int64, n)
+		errs := make([]error, n)
+		stop := peakHeap()
+		start := time.Now()
+		keys += analyzeVariants(context.Background(), in.Variants, &cluster, r.newStream, 0, uint64(in.Scenario.Seed), out, counts, errs)
+		elapsed += time.Since(start)
+		peak = max(peak, stop())
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(keys)/elapsed.Seconds(), "keys/s")
+	b.ReportMetric(float64(keys)/float64(b.N), "keys/op")
+	b.ReportMetric(peak, "peak-heap-MB")
+}
