@@ -392,11 +392,18 @@ func AppendOrdered(dst []byte, v *workloads.Value) []byte {
 	case workloads.TObjectID:
 		return append(dst, v.ID[:12]...)
 	case workloads.TText, workloads.TInet:
-		for _, b := range v.Bytes {
-			if b <= 1 { // escape so that the terminator sorts first
-				dst = append(dst, 1)
+		// Escape 0 and 1 so that the terminator sorts first. Text rarely holds them: copy
+		// up to the first one at once.
+		b := v.Bytes
+		for {
+			i := slices.IndexFunc(b, func(c byte) bool { return c <= 1 })
+			if i < 0 {
+				dst = append(dst, b...)
+				break
 			}
-			dst = append(dst, b)
+			dst = append(dst, b[:i]...)
+			dst = append(dst, 1, b[i])
+			b = b[i+1:]
 		}
 		return append(dst, 0)
 	case workloads.TFloat:

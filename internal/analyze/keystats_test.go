@@ -98,6 +98,12 @@ func TestAppendOrderedSortsByValue(t *testing.T) {
 			t.Errorf("%q does not sort before %q", texts[i-1], texts[i])
 		}
 	}
+	// The escape itself: 1 before each 0 or 1, then the terminator.
+	v := workloads.Value{Type: workloads.TText, Bytes: []byte("a\x00b\x01\x01c")}
+	want := []byte{byte(workloads.TText) + 1, 'a', 1, 0, 'b', 1, 1, 1, 1, 'c', 0}
+	if got := AppendOrdered(nil, &v); !bytes.Equal(got, want) {
+		t.Errorf("escaped text: got %v, want %v", got, want)
+	}
 }
 
 // Cardinality, most common values with their share, the average size and uniqueness on a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -24,6 +25,15 @@ type Ring struct {
 	Nodes  []Node
 	Tokens []Token
 	Owner  []int32
+
+	// index[p] is the first vnode whose token is at least the smallest token with the
+	// top bits p (the token's bits with the sign flipped, so that they order as tokens
+	// do): VNode starts there and steps over the few tokens of the same prefix instead
+	// of searching the whole ring. Built by NewRing for the Tokens it made (indexed is
+	// their count); a Ring built otherwise is searched.
+	index   []int32
+	shift   uint
+	indexed int
 }
 
 // NewRing builds a ring from each node's tokens (tokens[i] belongs to nodes[i]).
@@ -60,7 +70,21 @@ func NewRing(nodes []Node, tokens [][]Token) (*Ring, error) {
 		}
 		r.Tokens[i], r.Owner[i] = v.t, v.n
 	}
+	r.buildIndex()
 	return r, nil
+}
+
+// buildIndex makes VNode's prefix index: about four prefixes per token, at most 64K.
+func (r *Ring) buildIndex() {
+	b := min(bits.Len(uint(len(r.Tokens)))+2, 16)
+	r.index = make([]int32, 1<<b)
+	r.shift = uint(64 - b)
+	for p := range r.index {
+		lowest := Token(uint64(p)<<r.shift ^ 1<<63)
+		i, _ := slices.BinarySearch(r.Tokens, lowest)
+		r.index[p] = int32(i)
+	}
+	r.indexed = len(r.Tokens)
 }
 
 // Peer is one row of system.local or system.peers_v2 (host, data_center, rack, tokens),
@@ -92,6 +116,21 @@ func RingFromPeers(peers []Peer) (*Ring, error) {
 
 // VNode is the index of the vnode owning t: the first ring token >= t, wrapping to 0.
 func (r *Ring) VNode(t Token) int {
+	if r.indexed == len(r.Tokens) && r.index != nil {
+		i := int(r.index[(uint64(t)^1<<63)>>r.shift])
+		for i < len(r.Tokens) && r.Tokens[i] < t {
+			i++
+		}
+		if i == len(r.Tokens) {
+			return 0
+		}
+		return i
+	}
+	return r.search(t)
+}
+
+// search is VNode by binary search over the whole ring.
+func (r *Ring) search(t Token) int {
 	lo, hi := 0, len(r.Tokens)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)

@@ -2,6 +2,7 @@ package cassandra
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,6 +84,45 @@ func TestVNodeLookup(t *testing.T) {
 	}
 	if math.Abs(sum-1) > 1e-12 {
 		t.Errorf("sizes sum to %v", sum)
+	}
+}
+
+// The prefix index gives what a search of the whole ring gives: at every token, either
+// side of it, at the ends of the token space and at random tokens, on rings from one
+// token to 64K tokens, including tokens crowded into one prefix.
+func TestVNodeIndexMatchesSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []int{1, 2, 3, 96, 1000, 1 << 16} {
+		for _, crowded := range []bool{false, true} {
+			tokens := make([]Token, 0, size)
+			seen := map[Token]bool{}
+			for len(tokens) < size {
+				v := Token(rng.Uint64())
+				if crowded {
+					v = Token(rng.Uint64()>>20) - 1<<40 // all in a few prefixes around 0
+				}
+				if !seen[v] {
+					seen[v] = true
+					tokens = append(tokens, v)
+				}
+			}
+			r, err := NewRing([]Node{{Name: "a"}}, [][]Token{tokens})
+			if err != nil {
+				t.Fatal(err)
+			}
+			probes := []Token{MinToken, MinToken + 1, MaxToken, 0, -1, 1}
+			for _, v := range r.Tokens {
+				probes = append(probes, v-1, v, v+1)
+			}
+			for range 10000 {
+				probes = append(probes, Token(rng.Uint64()))
+			}
+			for _, p := range probes {
+				if got, want := r.VNode(p), r.search(p); got != want {
+					t.Fatalf("%d tokens (crowded %v): VNode(%d) = %d, search %d", size, crowded, p, got, want)
+				}
+			}
+		}
 	}
 }
 
