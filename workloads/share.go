@@ -83,15 +83,11 @@ type SharedReader struct {
 
 // Next copies the next operation into op; false at the end of the stream.
 func (r *SharedReader) Next(op *Op) bool {
-	if r.pos == len(r.blk) {
-		blk, ok := <-r.in
-		if !ok {
-			return false
-		}
-		r.blk, r.pos = blk, 0
+	p := r.Peek()
+	if p == nil {
+		return false
 	}
-	*op = r.blk[r.pos]
-	r.pos++
+	*op = *p
 	return true
 }
 

@@ -61,13 +61,7 @@ func TestKeysMatchPlacementKeyBuilder(t *testing.T) {
 
 // Keys come without allocating once the buffer has grown.
 func TestAppendKeyDoesNotAllocate(t *testing.T) {
-	m := model(t, allOpsScenario(t, 2))
-	for _, f := range designFiles(t) {
-		p, err := design.Compile(mustLoad(t, f), m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := stream(m)
+	eachDesignPlan(t, 2, func(f string, p *design.Plan, s *workloads.Stream) {
 		var op workloads.Op
 		acc := make([]design.Access, 0, 64)
 		key := make([]byte, 0, 512)
@@ -86,6 +80,20 @@ func TestAppendKeyDoesNotAllocate(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// eachDesignPlan compiles every design file for a model of all operations (seeded) and
+// calls f with the plan and a fresh stream of that model.
+func eachDesignPlan(t *testing.T, seed int64, f func(file string, p *design.Plan, s *workloads.Stream)) {
+	t.Helper()
+	m := model(t, allOpsScenario(t, seed))
+	for _, file := range designFiles(t) {
+		p, err := design.Compile(mustLoad(t, file), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(file, p, stream(m))
 	}
 }
 
@@ -130,13 +138,7 @@ func TestMongoShardKeyValues(t *testing.T) {
 // KeyValues gives what AppendKey and ShardKey give apart, for every step of every design,
 // including the steps that act on the guest cart's view of an operation.
 func TestKeyValuesEqualsAppendKeyAndShardKey(t *testing.T) {
-	m := model(t, allOpsScenario(t, 3))
-	for _, f := range designFiles(t) {
-		p, err := design.Compile(mustLoad(t, f), m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := stream(m)
+	eachDesignPlan(t, 3, func(f string, p *design.Plan, s *workloads.Stream) {
 		var op workloads.Op
 		var key []byte
 		var vals []workloads.Value
@@ -164,5 +166,5 @@ func TestKeyValuesEqualsAppendKeyAndShardKey(t *testing.T) {
 		if checked == 0 {
 			t.Errorf("%s: no access checked", filepath.Base(f))
 		}
-	}
+	})
 }
