@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/backend/sim"
-	"github.com/shardbench/shardbench/internal/design"
-	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 )
 
@@ -20,11 +18,10 @@ import (
 // is the largest live heap seen while it ran. They take about half a minute per
 // iteration: go test -run XXX -bench Scenario -benchtime 1x ./cmd/shardbench/
 
-// benchPlacementInput loads black-friday.yaml as plan and analyze load it (optionally
-// shortened to duration, 0 for the whole schedule).
-func benchPlacementInput(b *testing.B, duration time.Duration) (*runInput, plan.Cluster) {
+// benchPlacementRun loads black-friday.yaml as plan and analyze load it.
+func benchPlacementRun(b *testing.B) *placementRun {
 	b.Helper()
-	in, err := loadRun("../../scenarios/black-friday.yaml", runOverrides{Duration: duration})
+	in, err := loadRun("../../scenarios/black-friday.yaml", runOverrides{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -32,7 +29,7 @@ func benchPlacementInput(b *testing.B, duration time.Duration) (*runInput, plan.
 	if err != nil {
 		b.Fatal(err)
 	}
-	return in, cluster
+	return &placementRun{in: in, cluster: cluster}
 }
 
 // peakHeap samples the live heap every 50 ms until stop is called, which returns the
@@ -68,20 +65,14 @@ func peakHeap() (stop func() float64) {
 }
 
 func BenchmarkPlanScenario(b *testing.B) {
-	in, cluster := benchPlacementInput(b, 0)
-	r := &placementRun{in: in, cluster: cluster}
-	names := make([]string, len(in.Variants))
-	plans := make([]*design.Plan, len(in.Variants))
-	for i, v := range in.Variants {
-		names[i], plans[i] = v.Name, v.Plan
-	}
+	r := benchPlacementRun(b)
 	var keys int64
 	var elapsed time.Duration
 	var peak float64
 	for b.Loop() {
 		stop := peakHeap()
 		start := time.Now()
-		variants, _, err := plan.Variants(context.Background(), names, plans, &cluster, r.newStream, 0)
+		variants, _, err := r.placeVariants(context.Background(), 0)
 		elapsed += time.Since(start)
 		peak = max(peak, stop())
 		if err != nil {
@@ -95,8 +86,8 @@ func BenchmarkPlanScenario(b *testing.B) {
 }
 
 func BenchmarkAnalyzeScenario(b *testing.B) {
-	in, cluster := benchPlacementInput(b, 0)
-	r := &placementRun{in: in, cluster: cluster}
+	r := benchPlacementRun(b)
+	in := r.in
 	n := len(in.Variants)
 	var keys int64
 	var elapsed time.Duration
@@ -107,7 +98,7 @@ func BenchmarkAnalyzeScenario(b *testing.B) {
 		errs := make([]error, n)
 		stop := peakHeap()
 		start := time.Now()
-		keys += analyzeVariants(context.Background(), in.Variants, &cluster, r.newStream, 0, uint64(in.Scenario.Seed), out, counts, errs)
+		keys += analyzeVariants(context.Background(), in.Variants, &r.cluster, r.newStream, 0, uint64(in.Scenario.Seed), out, counts, errs)
 		elapsed += time.Since(start)
 		peak = max(peak, stop())
 		for _, err := range errs {

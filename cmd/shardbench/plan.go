@@ -73,7 +73,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	defer run.dir.Close()
-	in, sc, out, dir, cluster := run.in, run.in.Scenario, run.out, run.dir, run.cluster
+	in, sc, out, dir := run.in, run.in.Scenario, run.out, run.dir
 	ctx, stop, _ := interruptContext(ctx, nil)
 	defer stop()
 
@@ -81,13 +81,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "shardbench: plan %s: %d variant(s), about %.0f operations each → %s\n", sc.Name, len(in.Variants), in.Schedule.Expected(), out)
 	}
 	started := time.Now()
-	names := make([]string, len(in.Variants))
-	plans := make([]*design.Plan, len(in.Variants))
-	for i, v := range in.Variants {
-		names[i], plans[i] = v.Name, v.Plan
-	}
-	// Every variant at once, on one generation of the stream.
-	variants, n, runErr := plan.Variants(ctx, names, plans, &cluster, run.newStream, opts.Limit)
+	variants, n, runErr := run.placeVariants(ctx, opts.Limit)
 	hot := &results.Hotspots{Variants: variants}
 	errs := []error{runErr}
 	if !opts.Quiet {
@@ -121,6 +115,17 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	return nil
+}
+
+// placeVariants places the keys of every variant at once, on one generation of the
+// stream ([plan.Variants]), up to limit operations each (0: all).
+func (r *placementRun) placeVariants(ctx context.Context, limit int64) ([]results.HotspotsVariant, int64, error) {
+	names := make([]string, len(r.in.Variants))
+	plans := make([]*design.Plan, len(r.in.Variants))
+	for i, v := range r.in.Variants {
+		names[i], plans[i] = v.Name, v.Plan
+	}
+	return plan.Variants(ctx, names, plans, &r.cluster, r.newStream, limit)
 }
 
 // placedKeys is how many keys (accesses to a table or collection) the variants placed.

@@ -287,20 +287,15 @@ func (a *Access) AppendKey(dst []byte, op *workloads.Op) []byte {
 	return a.Step.c.appendKey(dst, op, a.Part)
 }
 
-// KeyValues is [Access.AppendKey] and [Access.ShardKey] at once, deriving each value
-// once: it appends the serialised key to dst and the key's values to vals. Text values
-// share dst's array.
+// KeyValues is [Access.AppendKey] and [Access.ShardKey] at once: it appends the
+// serialised key to dst and the key's values to vals. A MongoDB step derives each value
+// once and its text values share dst's array; other steps call the two in turn.
 func (a *Access) KeyValues(dst []byte, vals []workloads.Value, op *workloads.Op) ([]byte, []workloads.Value) {
-	c := a.Step.c
-	if c.keyValues != nil {
-		return c.keyValues(dst, vals, op, a.Part)
+	if f := a.Step.c.keyValues; f != nil {
+		return f(dst, vals, op, a.Part)
 	}
-	dst = c.appendKey(dst, op, a.Part)
-	for _, k := range c.keyVals {
-		v := k(op, a.Part, nil)
-		vals = append(vals, v)
-	}
-	return dst, vals
+	vals, _ = a.ShardKey(op, vals, nil)
+	return a.AppendKey(dst, op), vals
 }
 
 // ShardKey appends the values of the partition key columns (Cassandra), or of the leading

@@ -73,7 +73,6 @@ type stagePage [1 << stagePageShift]int64
 type stage struct {
 	pages []*stagePage // by index >> stagePageShift; nil while unused
 	used  []int32      // the pages in use
-	n     int64
 }
 
 // record counts v, which must be clamped (Clamp).
@@ -84,7 +83,6 @@ func (s *stage) record(v int64, pool *pagePool) {
 		p = s.take(idx>>stagePageShift, pool)
 	}
 	p[idx&stagePageMask]++
-	s.n++
 }
 
 func newStage() stage { return stage{pages: make([]*stagePage, stagePages)} }
@@ -99,9 +97,6 @@ func (s *stage) take(page int32, pool *pagePool) *stagePage {
 // moveInto adds the staged counts to h in bucket order, clears the stage and returns its
 // pages to the pool.
 func (s *stage) moveInto(h *hdr.PackedHistogram, pool *pagePool) {
-	if s.n == 0 {
-		return
-	}
 	slices.Sort(s.used)
 	for _, page := range s.used {
 		p := s.pages[page]
@@ -116,7 +111,6 @@ func (s *stage) moveInto(h *hdr.PackedHistogram, pool *pagePool) {
 		pool.put(p)
 	}
 	s.used = s.used[:0]
-	s.n = 0
 }
 
 // pagePool keeps cleared pages for reuse: a collector needs only as many as one interval

@@ -52,8 +52,8 @@ func TestStageEqualsDirectRecording(t *testing.T) {
 			st.record(v, &pool)
 		}
 		st.moveInto(staged, &pool)
-		if st.n != 0 || len(st.used) != 0 {
-			t.Fatalf("interval %d: stage not cleared: n %d, %d pages", interval, st.n, len(st.used))
+		if len(st.used) != 0 {
+			t.Fatalf("interval %d: stage not cleared: %d pages", interval, len(st.used))
 		}
 		if got, want := buckets(staged), buckets(direct); len(got) != len(want) || staged.TotalCount() != direct.TotalCount() ||
 			staged.Max() != direct.Max() || staged.Min() != direct.Min() {

@@ -12,10 +12,10 @@ import (
 )
 
 // EachShared generates the stream once for n consumers (workloads.Share) and calls
-// f(i, op) with every operation (shared by the consumers: f must not modify it), in stream order, consumer i always on its own goroutine,
-// up to limit operations (0: the whole stream). Every design variant runs the same
-// stream, and generating it costs about as much as placing its keys: plan and analyze
-// generate it once for all variants. It returns how many operations each consumer got,
+// f(i, op) with every operation (shared by the consumers: f must not modify it), in
+// stream order, consumer i always on its own goroutine, up to limit operations (0: the
+// whole stream). Every design variant runs the same stream, and generating it costs
+// about as much as placing its keys: plan and analyze generate it once for all variants. It returns how many operations each consumer got,
 // and ctx's error if the run stopped early.
 func EachShared(ctx context.Context, s Stream, n int, limit int64, f func(i int, op *workloads.Op)) (int64, error) {
 	readers := workloads.Share(ctx, s, n)
