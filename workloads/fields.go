@@ -17,6 +17,13 @@ func IDField(name string, kind uint64, doc string, id func(*Op) int64) Field {
 			}
 			return v
 		}
+	}, UUID: func(m *Model) func(op *Op) ([16]byte, bool) {
+		return func(op *Op) ([16]byte, bool) {
+			if x := id(op); x >= 0 {
+				return m.UUID(kind, x), true
+			}
+			return [16]byte{}, false
+		}
 	}}
 }
 

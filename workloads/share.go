@@ -10,7 +10,8 @@ type Source interface {
 // Share generates a stream once for n readers that each see every operation, in order,
 // as a stream of their own would give them. Every design variant of a scenario runs the
 // same stream, and generating it costs about as much as placing its keys, so the
-// simulator, plan and analyze read one shared stream instead of one per variant.
+// simulator reads one shared stream instead of one per variant (plan and analyze, whose
+// consumers need not pull, schedule blocks as tasks instead: plan.EachShared).
 //
 // Operations travel in blocks of shareBlock, shared read-only by the readers; a reader
 // may fall shareLead blocks behind the generator before the generator waits for it, so

@@ -107,6 +107,10 @@ type Field struct {
 	Size int32
 	// Get builds the accessor for scalar fields.
 	Get func(m *Model) Getter
+	// UUID, for a UUID identity (IDField), builds an accessor of the UUID Get gives
+	// (false: null) without the Value, for callers that only append its bytes or text
+	// (Cassandra partition keys, on every access). nil for other fields.
+	UUID func(m *Model) func(op *Op) ([16]byte, bool)
 	// Composite builds the accessor for composite fields (Items, maps, objects). Its
 	// result is for backends and may allocate.
 	Composite func(m *Model) func(op *Op) any

@@ -312,9 +312,11 @@ func analyzeVariants(ctx context.Context, variants []variantSpec, c *plan.Cluste
 		}
 		as[i] = analyze.NewVariant(v.Name, pl, seed)
 	}
-	_, err := plan.EachShared(ctx, newStream(), len(variants), limit, func(i int, op *workloads.Op) {
-		if as[i] != nil {
-			as[i].Op(op)
+	_, err := plan.EachShared(ctx, newStream(), len(variants), limit, func(i int, ops []workloads.Op) {
+		if a := as[i]; a != nil {
+			for k := range ops {
+				a.Op(&ops[k])
+			}
 		}
 	})
 	for i, a := range as {

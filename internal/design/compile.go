@@ -2,6 +2,7 @@ package design
 
 import (
 	"fmt"
+	placement "github.com/shardbench/shardbench/internal/placement/cassandra"
 	"slices"
 	"strconv"
 	"strings"
@@ -499,7 +500,11 @@ func (d *Design) cassandraStep(ctx *opCtx, ss *StepSpec, s *Step, t *table, m *w
 		c.keyVals = keyVals
 		// A copy: applyView wraps c.keyVals in place and wraps appendKey itself, so
 		// appendKey must call the unwrapped functions (else the view applies twice).
-		c.appendKey = keyAppender(t.pk, slices.Clone(keyVals))
+		direct := make([]keyPart, len(t.pk))
+		for i, col := range t.pk {
+			direct[i] = directKeyPart(uses[col.name], m)
+		}
+		c.appendKey = keyAppender(t.pk, slices.Clone(keyVals), direct)
 		if scan {
 			c.keyVals = nil
 			c.appendKey = func(dst []byte, _ *workloads.Op, _ int32) []byte { return dst }
@@ -1208,9 +1213,12 @@ func (d *Design) itemsBind(col *column, meta *workloads.Meta, m *workloads.Model
 
 // keyAppender serialises a partition key: one column as its value, several as the
 // composite encoding (2-byte length, value, 0 for each).
-func keyAppender(cols []*column, vals []valueFn) func([]byte, *workloads.Op, int32) []byte {
+func keyAppender(cols []*column, vals []valueFn, direct []keyPart) func([]byte, *workloads.Op, int32) []byte {
 	if len(cols) == 1 {
 		t, f := cols[0].typ, vals[0]
+		if d := direct[0]; d != nil {
+			return func(dst []byte, op *workloads.Op, _ int32) []byte { return d(dst, op) }
+		}
 		return func(dst []byte, op *workloads.Op, part int32) []byte {
 			// The value's text is appended right where it belongs in dst (buf is dst's
 			// spare capacity), so appendCQL copies it onto itself.
@@ -1222,14 +1230,50 @@ func keyAppender(cols []*column, vals []valueFn) func([]byte, *workloads.Op, int
 		for i, c := range cols {
 			at := len(dst)
 			dst = append(dst, 0, 0)
-			v := vals[i](op, part, dst[len(dst):])
-			dst = appendCQL(dst, c.typ, &v)
+			if d := direct[i]; d != nil {
+				dst = d(dst, op)
+			} else {
+				v := vals[i](op, part, dst[len(dst):])
+				dst = appendCQL(dst, c.typ, &v)
+			}
 			n := len(dst) - at - 2
 			dst[at], dst[at+1] = byte(n>>8), byte(n)
 			dst = append(dst, 0)
 		}
 		return dst
 	}
+}
+
+// keyPart appends one partition key column's serialised value.
+type keyPart func(dst []byte, op *workloads.Op) []byte
+
+// directKeyPart is the appender of a key column that holds a UUID identity as it is
+// (uuid or timeuuid) or as text, straight from the field's UUID accessor: what
+// columnValue and appendCQL give, without the Value between them. Most partition keys
+// are such columns, and each access serialises one. nil for any other column.
+func directKeyPart(u *colUse, m *workloads.Model) keyPart {
+	col := u.col
+	if u.over != nil || col.kind != srcField || col.field.UUID == nil || col.field.Type != workloads.TUUID {
+		return nil
+	}
+	uuid := col.field.UUID(m)
+	switch {
+	case col.typ.Name == "uuid" || col.typ.Name == "timeuuid":
+		return func(dst []byte, op *workloads.Op) []byte {
+			if u, ok := uuid(op); ok {
+				return placement.AppendUUID(dst, u)
+			}
+			return dst
+		}
+	case col.typ.isText():
+		return func(dst []byte, op *workloads.Op) []byte {
+			if u, ok := uuid(op); ok {
+				return workloads.AppendUUID(dst, u)
+			}
+			return dst
+		}
+	}
+	return nil
 }
 
 func docLine(doc workloads.Doc) string {

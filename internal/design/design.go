@@ -270,6 +270,24 @@ func (p *Plan) Accesses(op *workloads.Op, dst []Access) []Access {
 	return dst
 }
 
+// Without is the plan less its steps on target (a table or collection): the same steps
+// otherwise, with the same IDs.
+func (p *Plan) Without(target string) *Plan {
+	q := *p
+	q.byType = make([][]*Step, len(p.byType))
+	for i, ss := range p.byType {
+		if ss != nil {
+			q.byType[i] = []*Step{} // still served
+		}
+		for _, s := range ss {
+			if s.Target != target {
+				q.byType[i] = append(q.byType[i], s)
+			}
+		}
+	}
+	return &q
+}
+
 // Steps lists the steps of an operation type (nil when the design does not serve it).
 func (p *Plan) Steps(opType int) []*Step { return p.byType[opType] }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,12 +33,17 @@ type Observer struct {
 	steps  []stepState
 	order  []*tableStats
 	byName map[string]*tableStats
-	cass   []nodeStats // per Cassandra node (Ring.Nodes)
-	shards []nodeStats // per MongoDB shard
-	first  int64       // store clock (unix ns) of the first and last operation seen
-	last   int64
-	accs   []design.Access
-	seen   bool
+	// plan holds the steps Op places: Placer.Plan's, less those of tables another
+	// variant's observer places for this one (Borrow).
+	plan     *design.Plan
+	borrowed []borrowed
+	accs     []design.Access
+}
+
+// borrowed is a table whose analysis another variant's observer makes.
+type borrowed struct {
+	name  string // namespace.target, as the owner's byName has it
+	owner *Observer
 }
 
 // stepState is what the Observer keeps per step: its table and, for a Cassandra read,
@@ -46,6 +52,7 @@ type stepState struct {
 	step  *design.Step // the step the entry belongs to (nil: not seen yet)
 	table *tableStats
 	need  int
+	grows bool // an insert: it adds rows to its partition (see grows)
 }
 
 type tableStats struct {
@@ -57,6 +64,16 @@ type tableStats struct {
 	distinct          *hotspot.Distinct
 	single, multi     int64
 	broadcast         int64
+	// cass and shards: the replica operations per Cassandra node (Ring.Nodes) and per
+	// MongoDB shard. A variant's node loads are the sums over its tables, so that a
+	// table shared by variants counts in each.
+	cass, shards []nodeStats
+	// first and last: store clock (unix ns) of the first and last access; atSeq and
+	// atStep: the operation and step of the first access, which order a variant's tables.
+	first, last int64
+	atSeq       uint64
+	atStep      int
+	reached     bool
 	// seen keeps, per partition the summary holds that proved more than a one-off, an
 	// access and operation that reached it, from which the report describes it (human
 	// key, placement) at the end. Describing costs microseconds and most partitions that
@@ -80,12 +97,29 @@ type nodeStats struct{ ops, reads, writes, bytes int64 }
 
 // NewObserver observes accesses placed by p, which must be accesses of p.Plan's steps.
 func NewObserver(p *Placer) *Observer {
-	return &Observer{Placer: p, steps: make([]stepState, p.Plan.NumSteps()), byName: map[string]*tableStats{}}
+	return &Observer{Placer: p, plan: p.Plan, steps: make([]stepState, p.Plan.NumSteps()), byName: map[string]*tableStats{}}
+}
+
+// Borrow makes owner's analysis of target (a table or collection) this observer's: Op
+// leaves target's steps alone and Result reports owner's figures for it. The caller
+// proves both see the same accesses placed alike (plan.Variants compares the target's
+// design signature and layout); owner must observe the same operations.
+func (o *Observer) Borrow(target string, owner *Observer) {
+	p := o.Placer.Plan
+	for ty := range p.Model.Ops {
+		for _, s := range p.Steps(ty) {
+			if s.Target == target {
+				o.plan = o.plan.Without(target)
+				o.borrowed = append(o.borrowed, borrowed{owner: owner, name: s.Namespace + "." + s.Target})
+				return
+			}
+		}
+	}
 }
 
 // Op places and observes every access of op.
 func (o *Observer) Op(op *workloads.Op) {
-	o.accs = o.Placer.Plan.Accesses(op, o.accs[:0])
+	o.accs = o.plan.Accesses(op, o.accs[:0])
 	for i := range o.accs {
 		a := &o.accs[i]
 		o.Access(a, op, o.Placer.Place(a, op))
@@ -94,16 +128,20 @@ func (o *Observer) Op(op *workloads.Op) {
 
 // Access observes one placed access.
 func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
-	if !o.seen {
-		o.first, o.seen = op.Time, true
+	st := o.state(a.Step)
+	t := st.table
+	if t == nil {
+		t = o.table(a.Step)
 	}
-	o.last = max(o.last, op.Time)
-	t := o.table(a.Step)
+	if !t.reached {
+		t.reached, t.first, t.atSeq, t.atStep = true, op.Time, op.Seq, a.Step.Index
+	}
+	t.last = max(t.last, op.Time)
 	write := a.Step.Kind.IsWrite()
 	// Rows and bytes count growth: what inserts add. An update overwrites what is there
 	// and a delete removes it, so neither grows a partition (tombstones aside).
 	rows, bytes := int64(0), int64(0)
-	if write && grows(a.Step) {
+	if write && st.grows {
 		rows, bytes = int64(a.Rows), int64(a.Bytes)
 	}
 	if len(w.Key) > 0 {
@@ -139,7 +177,7 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 			t.single++
 		}
 	}
-	o.countNodes(a, op, w, write, bytes)
+	o.countNodes(t, a, op, w, write, bytes)
 }
 
 func grows(s *design.Step) bool {
@@ -154,7 +192,7 @@ func grows(s *design.Step) bool {
 // a read to as many replicas as its consistency level needs, chosen round-robin as a
 // token-aware, load-balanced client spreads them; a scan to every node. A MongoDB request
 // goes to the shards mongos targets.
-func (o *Observer) countNodes(a *design.Access, op *workloads.Op, w *Where, write bool, bytes int64) {
+func (o *Observer) countNodes(t *tableStats, a *design.Access, op *workloads.Op, w *Where, write bool, bytes int64) {
 	add := func(list *[]nodeStats, n int, b int64) {
 		for len(*list) <= n {
 			*list = append(*list, nodeStats{}) // a node or shard added during the run
@@ -172,19 +210,19 @@ func (o *Observer) countNodes(a *design.Access, op *workloads.Op, w *Where, writ
 		reps := w.Replicas
 		if write || w.Broadcast || len(reps) == 0 {
 			for _, r := range reps {
-				add(&o.cass, int(r), bytes)
+				add(&t.cass, int(r), bytes)
 			}
 			return
 		}
 		k := min(o.readNeed(a.Step), len(reps))
 		off := int(op.Seq % uint64(len(reps)))
 		for i := 0; i < k; i++ {
-			add(&o.cass, int(reps[(off+i)%len(reps)]), 0)
+			add(&t.cass, int(reps[(off+i)%len(reps)]), 0)
 		}
 		return
 	}
 	for _, s := range w.Shards {
-		add(&o.shards, s, bytes)
+		add(&t.shards, s, bytes)
 	}
 }
 
@@ -239,7 +277,7 @@ func (o *Observer) table(s *design.Step) *tableStats {
 		o.byName[name] = t
 		o.order = append(o.order, t)
 	}
-	st.table = t
+	st.table, st.grows = t, grows(s)
 	return t
 }
 
@@ -327,11 +365,38 @@ func (t *tableStats) prune() {
 // Result is the analysis so far.
 func (o *Observer) Result(variant, source, topology string) results.HotspotsVariant {
 	hv := results.HotspotsVariant{Variant: variant, Source: source, Topology: topology}
-	dbs := map[design.Database]bool{}
-	span := time.Duration(o.last - o.first)
+	type reported struct {
+		t     *tableStats
+		owner *Observer
+	}
+	tables := make([]reported, 0, len(o.order)+len(o.borrowed))
 	for _, t := range o.order {
-		dbs[t.db] = true
-		hv.Tables = append(hv.Tables, t.result(span, o.describe))
+		tables = append(tables, reported{t, o})
+	}
+	for _, b := range o.borrowed {
+		if t, ok := b.owner.byName[b.name]; ok { // else no access reached it yet
+			tables = append(tables, reported{t, b.owner})
+		}
+	}
+	// In the order the stream first reached them, as one observer of every table sees.
+	slices.SortFunc(tables, func(x, y reported) int {
+		if c := cmp.Compare(x.t.atSeq, y.t.atSeq); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.t.atStep, y.t.atStep)
+	})
+	var first, last int64
+	for i, b := range tables {
+		if i == 0 || b.t.first < first {
+			first = b.t.first
+		}
+		last = max(last, b.t.last)
+	}
+	span := time.Duration(last - first)
+	dbs := map[design.Database]bool{}
+	for _, b := range tables {
+		dbs[b.t.db] = true
+		hv.Tables = append(hv.Tables, b.t.result(span, b.owner.describe))
 	}
 	var dbNames []string
 	for db := range dbs {
@@ -342,8 +407,10 @@ func (o *Observer) Result(variant, source, topology string) results.HotspotsVari
 	pl := o.Placer
 	names := pl.NodeNames()
 	stats := make([]nodeStats, len(names))
-	copy(stats, o.cass)
-	copy(stats[pl.ShardOffset():], o.shards)
+	for _, b := range tables {
+		addNodes(stats, b.t.cass)
+		addNodes(stats[pl.ShardOffset():], b.t.shards)
+	}
 	loads := make([]int64, len(stats))
 	var total int64
 	for i, n := range stats {
@@ -370,6 +437,16 @@ func (o *Observer) Result(variant, source, topology string) results.HotspotsVari
 		hv.Balance.Over30 = append(hv.Balance.Over30, hv.Nodes[i].Node)
 	}
 	return hv
+}
+
+// addNodes adds from's loads to to's, node by node (nodes beyond to's are not reported).
+func addNodes(to, from []nodeStats) {
+	for i := range min(len(to), len(from)) {
+		to[i].ops += from[i].ops
+		to[i].reads += from[i].reads
+		to[i].writes += from[i].writes
+		to[i].bytes += from[i].bytes
+	}
 }
 
 func abs(x float64) float64 {

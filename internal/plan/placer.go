@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 
@@ -320,4 +322,18 @@ func (pl *Placer) ShardOffset() int {
 		return 0
 	}
 	return len(pl.Ring.Nodes)
+}
+
+// layoutOf digests everything of the layout that places target's accesses: the ring,
+// its replicas and the shards, and target's chunk table.
+func (pl *Placer) layoutOf(target string) string {
+	h := sha256.New()
+	if t, ok := pl.Tables[target]; ok {
+		fmt.Fprintf(h, "chunks %#v %#v %#v\n", t.Pattern, t.Shards, t.Chunks)
+	}
+	fmt.Fprintf(h, "shards %#v %#v\n", pl.Shards, pl.primary)
+	if pl.Ring != nil {
+		fmt.Fprintf(h, "ring %#v %#v %#v %#v\n", pl.Ring.Nodes, pl.Ring.Tokens, pl.Ring.Owner, pl.Replicas.Replication)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
