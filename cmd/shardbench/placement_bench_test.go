@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -110,4 +112,43 @@ func BenchmarkAnalyzeScenario(b *testing.B) {
 	b.ReportMetric(float64(keys)/elapsed.Seconds(), "keys/s")
 	b.ReportMetric(float64(keys)/float64(b.N), "keys/op")
 	b.ReportMetric(peak, "peak-heap-MB")
+}
+
+// BenchmarkSimulateScenario is `shardbench run scenarios/black-friday.yaml` on the
+// default simulated backend, every variant, the report left out: simulated operations
+// (summed over the variants, dropped ones included) per second of wall time, everything
+// a run does included (the stream, placement, the hot-partition analysis, histograms,
+// interval logs, the results directory). The whole scenario takes over a minute per
+// iteration; SHARDBENCH_BENCH_DURATION (e.g. 2m) scales its schedule down for a quicker
+// figure of the same rate.
+func BenchmarkSimulateScenario(b *testing.B) {
+	var dur time.Duration
+	if s := os.Getenv("SHARDBENCH_BENCH_DURATION"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			b.Fatalf("SHARDBENCH_BENCH_DURATION: %v", err)
+		}
+		dur = d
+	}
+	var ops int64
+	var elapsed time.Duration
+	for b.Loop() {
+		io, _, stderr := testIO()
+		out := filepath.Join(b.TempDir(), "res")
+		opts := &RunOptions{IO: io, ScenarioPath: "../../scenarios/black-friday.yaml", Backend: "sim", Out: out, Duration: dur, Quiet: true, NoReport: true}
+		start := time.Now()
+		if err := runRun(context.Background(), opts); err != nil {
+			b.Fatalf("run: %v\n%s", err, stderr)
+		}
+		elapsed += time.Since(start)
+		sum, err := results.Read(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, v := range sum.Variants {
+			ops += v.Totals.Completed + v.Totals.Dropped
+		}
+	}
+	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
+	b.ReportMetric(float64(ops)/float64(b.N), "ops/op")
 }

@@ -145,7 +145,7 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 		rows, bytes = int64(a.Rows), int64(a.Bytes)
 	}
 	if len(w.Key) > 0 {
-		fp := hotspot.Fingerprint(w.Key)
+		fp := w.Fingerprint()
 		// A sighting is kept only for partitions seen twice in a row of their tenure in
 		// the summary, so one-off keys cost nothing extra.
 		switch t.top.Add(fp, w.Key, write, rows, bytes) {

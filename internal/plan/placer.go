@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/hotspot"
 	pc "github.com/shardbench/shardbench/internal/placement/cassandra"
 	pm "github.com/shardbench/shardbench/internal/placement/mongo"
 	"github.com/shardbench/shardbench/workloads"
@@ -38,6 +39,18 @@ type Where struct {
 	HasHash   bool
 	Targeting pm.Targeting
 	Shards    []int
+
+	fp    uint64 // Fingerprint's, once computed (hasFP)
+	hasFP bool
+}
+
+// Fingerprint is hotspot.Fingerprint of Key, computed once per access however many
+// callers want it (the hot-partition observer, the simulator's partition sizes).
+func (w *Where) Fingerprint() uint64 {
+	if !w.hasFP {
+		w.fp, w.hasFP = hotspot.Fingerprint(w.Key), true
+	}
+	return w.fp
 }
 
 // Placer places a design's accesses on a cluster layout, exactly as the databases do:

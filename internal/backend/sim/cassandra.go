@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/design"
-	"github.com/shardbench/shardbench/internal/hotspot"
 	"github.com/shardbench/shardbench/internal/metrics"
 	pc "github.com/shardbench/shardbench/internal/placement/cassandra"
 	"github.com/shardbench/shardbench/internal/plan"
@@ -176,7 +175,7 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, 
 			}
 		}
 		if len(w.Key) > 0 {
-			s.sizes.add(w.Key, bytes, op.Time, step.TTL)
+			s.sizes.add(w.Fingerprint(), bytes, op.Time, step.TTL)
 		}
 		return cur + half, metrics.OK
 	}
@@ -196,7 +195,7 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, 
 	}
 	cost := m.Read + m.Row*durationOf(max(a.Rows, 1)-1)
 	if len(w.Key) > 0 {
-		size := s.sizes.get(w.Key, op.Time, step.TTL)
+		size := s.sizes.get(w.Fingerprint(), op.Time, step.TTL)
 		cost += m.SSTable * durationOf(int32(math.Log2(1+float64(size)/(1<<20))))
 	}
 	timeout := int64(m.ReadTimeout)
@@ -254,14 +253,17 @@ func durationOf[T ~int32 | ~int | ~int64](n T) time.Duration { return time.Durat
 // only overestimates). A counter resets when its TTL window passes, so data written with a
 // TTL ages out; a time-bucketed key starts a new partition (a new counter) every bucket.
 type partitionSizes struct {
-	bytes []int64
-	epoch []int64
+	// A partition's counter and the TTL window it counts in, side by side: one cache
+	// line per access (the table is larger than a core's cache).
+	slots []sizeSlot
 	mask  uint64
 }
 
+type sizeSlot struct{ bytes, epoch int64 }
+
 func newPartitionSizes(bits int) partitionSizes {
 	n := 1 << bits
-	return partitionSizes{bytes: make([]int64, n), epoch: make([]int64, n), mask: uint64(n - 1)}
+	return partitionSizes{slots: make([]sizeSlot, n), mask: uint64(n - 1)}
 }
 
 func epochOf(now int64, ttl time.Duration) int64 {
@@ -271,18 +273,20 @@ func epochOf(now int64, ttl time.Duration) int64 {
 	return now / int64(ttl)
 }
 
-func (p *partitionSizes) add(key []byte, b int64, now int64, ttl time.Duration) {
-	i := hotspot.Fingerprint(key) & p.mask
-	if e := epochOf(now, ttl); p.epoch[i] != e {
-		p.epoch[i], p.bytes[i] = e, 0
+// add counts b bytes written to the partition with fingerprint fp.
+func (p *partitionSizes) add(fp uint64, b int64, now int64, ttl time.Duration) {
+	sl := &p.slots[fp&p.mask]
+	if e := epochOf(now, ttl); sl.epoch != e {
+		sl.epoch, sl.bytes = e, 0
 	}
-	p.bytes[i] += b
+	sl.bytes += b
 }
 
-func (p *partitionSizes) get(key []byte, now int64, ttl time.Duration) int64 {
-	i := hotspot.Fingerprint(key) & p.mask
-	if p.epoch[i] != epochOf(now, ttl) {
+// get is the live bytes of the partition with fingerprint fp.
+func (p *partitionSizes) get(fp uint64, now int64, ttl time.Duration) int64 {
+	sl := &p.slots[fp&p.mask]
+	if sl.epoch != epochOf(now, ttl) {
 		return 0
 	}
-	return p.bytes[i]
+	return sl.bytes
 }
