@@ -84,7 +84,7 @@ func open(cfg backend.Config, o Options) (*Simulator, error) {
 	s := &Simulator{cfg: cfg, opt: o, seed: uint64(cfg.Scenario.Seed)*0x9e3779b97f4a7c15 + uint64(cfg.VariantIndex), tick: int64(o.Tick)}
 	s.opScale, s.scale = scales, 1
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x5eed))
-	s.client = slots{idle: max(cfg.Scenario.Load.MaxInFlight, 1)}
+	s.client = slots{size: max(cfg.Scenario.Load.MaxInFlight, 1)}
 	s.drop = cfg.Scenario.Load.OnFull == scenario.OnFullDrop
 	s.timeout = int64(cfg.Scenario.Load.Timeout)
 	s.events = slices.Clone(cfg.Scenario.Events)
@@ -152,16 +152,13 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	s.advance(t, record)
 	s.ops++
 	smp := metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
-	s.client.release(t)
-	if s.client.idle == 0 {
+	if s.client.full(t) {
 		if s.drop {
 			smp.Flags = metrics.FlagDropped
 			s.pending.push(smp)
 			return
 		}
 		smp.Start = s.client.take()
-	} else {
-		s.client.idle--
 	}
 	end, class := s.execute(op, smp.Start)
 	if s.timeout > 0 && end-smp.Start > s.timeout {
@@ -495,24 +492,53 @@ func (q *grainQueue) emitFirst(record func(*metrics.Sample)) {
 	q.first++
 }
 
-// slots is a pool of identical slots (the client's in-flight operations) whose busy ones
-// sit in a min-heap of the times they free, the idle ones only counted: most of a
-// max_in_flight pool of thousands is idle most of the time, so an operation costs a sift
-// through the few busy slots instead of through the whole pool.
+// slots is a pool of identical slots: the client's max_in_flight operations. Only when
+// the pool is full does it matter which busy slot frees first, and most of a pool of
+// thousands is idle most of the time. So the busy slots' end times are appended as they
+// come and counted busy even after they end, until the pool looks full; then those that
+// ended are dropped in one pass. Only while the pool stays more than three quarters busy
+// are they kept in a min-heap, which a saturated client needs: its next operation starts
+// when the earliest busy slot frees. Whether the pool is full, and when the earliest slot
+// frees, are the same as with every slot tracked exactly.
 type slots struct {
-	idle int
-	busy []int64
+	size int
+	busy []int64 // when the busy slots free; lazily, some that already did
+	heap bool    // busy is a min-heap of the slots busy at the last full
 }
 
-// release makes the slots that free by t idle.
-func (p *slots) release(t int64) {
-	for len(p.busy) > 0 && p.busy[0] <= t {
-		p.take()
-		p.idle++
+// full reports whether every slot is busy at t.
+func (p *slots) full(t int64) bool {
+	if p.heap {
+		for len(p.busy) > 0 && p.busy[0] <= t {
+			p.take()
+		}
+		if len(p.busy) < p.size/2 {
+			p.heap = false // mostly idle again: order no longer needed
+		}
+		return len(p.busy) >= p.size
 	}
+	if len(p.busy) < p.size {
+		return false // a slot is idle, whichever of the busy ones ended by t
+	}
+	n := 0
+	for _, end := range p.busy {
+		if end > t {
+			p.busy[n] = end
+			n++
+		}
+	}
+	p.busy = p.busy[:n]
+	if n > p.size*3/4 {
+		for i := n/2 - 1; i >= 0; i-- {
+			siftFrom(p.busy, i)
+		}
+		p.heap = true
+	}
+	return n >= p.size
 }
 
-// take removes the earliest-freeing busy slot and returns when it frees.
+// take removes the earliest-freeing busy slot and returns when it frees. Only after full
+// said true (the slots are then a heap).
 func (p *slots) take() int64 {
 	at := p.busy[0]
 	last := len(p.busy) - 1
@@ -522,9 +548,12 @@ func (p *slots) take() int64 {
 	return at
 }
 
-// push occupies a slot until end.
+// push occupies a slot until end: one that full said idle, or the one take freed.
 func (p *slots) push(end int64) {
 	p.busy = append(p.busy, end)
+	if !p.heap {
+		return
+	}
 	for i := len(p.busy) - 1; i > 0; {
 		parent := (i - 1) / 2
 		if p.busy[parent] <= p.busy[i] {
