@@ -7,23 +7,19 @@ import "strconv"
 
 // IDField is a UUID derived from an integer identity of the op (null when it is -1).
 func IDField(name string, kind uint64, doc string, id func(*Op) int64) Field {
+	uuidOf := func(m *Model, op *Op) (u [16]byte, ok bool) {
+		if x := id(op); x >= 0 {
+			return m.UUID(kind, x), true
+		}
+		return u, false
+	}
 	return Field{Name: name, Type: TUUID, Doc: doc, Size: 16, Get: func(m *Model) Getter {
-		return func(op *Op, buf []byte) Value {
-			var v Value
-			x := id(op)
-			v.Type, v.Null = TUUID, x < 0
-			if x >= 0 {
-				v.ID = m.UUID(kind, x)
-			}
-			return v
+		return func(op *Op, _ []byte) Value {
+			u, ok := uuidOf(m, op)
+			return Value{Type: TUUID, Null: !ok, ID: u}
 		}
 	}, UUID: func(m *Model) func(op *Op) ([16]byte, bool) {
-		return func(op *Op) ([16]byte, bool) {
-			if x := id(op); x >= 0 {
-				return m.UUID(kind, x), true
-			}
-			return [16]byte{}, false
-		}
+		return func(op *Op) ([16]byte, bool) { return uuidOf(m, op) }
 	}}
 }
 

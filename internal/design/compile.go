@@ -2,13 +2,13 @@ package design
 
 import (
 	"fmt"
-	placement "github.com/shardbench/shardbench/internal/placement/cassandra"
 	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	placement "github.com/shardbench/shardbench/internal/placement/cassandra"
 	"github.com/shardbench/shardbench/internal/yamlx"
 	"github.com/shardbench/shardbench/workloads"
 	"github.com/shardbench/shardbench/workloads/carts"
@@ -1217,7 +1217,7 @@ func keyAppender(cols []*column, vals []valueFn, direct []keyPart) func([]byte, 
 	if len(cols) == 1 {
 		t, f := cols[0].typ, vals[0]
 		if d := direct[0]; d != nil {
-			return func(dst []byte, op *workloads.Op, _ int32) []byte { return d(dst, op) }
+			return d
 		}
 		return func(dst []byte, op *workloads.Op, part int32) []byte {
 			// The value's text is appended right where it belongs in dst (buf is dst's
@@ -1231,7 +1231,7 @@ func keyAppender(cols []*column, vals []valueFn, direct []keyPart) func([]byte, 
 			at := len(dst)
 			dst = append(dst, 0, 0)
 			if d := direct[i]; d != nil {
-				dst = d(dst, op)
+				dst = d(dst, op, part)
 			} else {
 				v := vals[i](op, part, dst[len(dst):])
 				dst = appendCQL(dst, c.typ, &v)
@@ -1244,8 +1244,9 @@ func keyAppender(cols []*column, vals []valueFn, direct []keyPart) func([]byte, 
 	}
 }
 
-// keyPart appends one partition key column's serialised value.
-type keyPart func(dst []byte, op *workloads.Op) []byte
+// keyPart appends one partition key column's serialised value (part: the access's
+// partition of a multi-partition step); a single-column key is its own appender.
+type keyPart = func(dst []byte, op *workloads.Op, part int32) []byte
 
 // directKeyPart is the appender of a key column that holds a UUID identity as it is
 // (uuid or timeuuid) or as text, straight from the field's UUID accessor: what
@@ -1259,14 +1260,14 @@ func directKeyPart(u *colUse, m *workloads.Model) keyPart {
 	uuid := col.field.UUID(m)
 	switch {
 	case col.typ.Name == "uuid" || col.typ.Name == "timeuuid":
-		return func(dst []byte, op *workloads.Op) []byte {
+		return func(dst []byte, op *workloads.Op, _ int32) []byte {
 			if u, ok := uuid(op); ok {
 				return placement.AppendUUID(dst, u)
 			}
 			return dst
 		}
 	case col.typ.isText():
-		return func(dst []byte, op *workloads.Op) []byte {
+		return func(dst []byte, op *workloads.Op, _ int32) []byte {
 			if u, ok := uuid(op); ok {
 				return workloads.AppendUUID(dst, u)
 			}

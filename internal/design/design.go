@@ -61,6 +61,7 @@ package design
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -276,13 +277,8 @@ func (p *Plan) Without(target string) *Plan {
 	q := *p
 	q.byType = make([][]*Step, len(p.byType))
 	for i, ss := range p.byType {
-		if ss != nil {
-			q.byType[i] = []*Step{} // still served
-		}
-		for _, s := range ss {
-			if s.Target != target {
-				q.byType[i] = append(q.byType[i], s)
-			}
+		if ss != nil { // an operation left without steps is still served
+			q.byType[i] = slices.DeleteFunc(slices.Clone(ss), func(s *Step) bool { return s.Target == target })
 		}
 	}
 	return &q

@@ -73,7 +73,6 @@ type tableStats struct {
 	first, last int64
 	atSeq       uint64
 	atStep      int
-	reached     bool
 	// seen keeps, per partition the summary holds that proved more than a one-off, an
 	// access and operation that reached it, from which the report describes it (human
 	// key, placement) at the end. Describing costs microseconds and most partitions that
@@ -131,10 +130,7 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 	st := o.state(a.Step)
 	t := st.table
 	if t == nil {
-		t = o.table(a.Step)
-	}
-	if !t.reached {
-		t.reached, t.first, t.atSeq, t.atStep = true, op.Time, op.Seq, a.Step.Index
+		t = o.table(a.Step, op)
 	}
 	t.last = max(t.last, op.Time)
 	write := a.Step.Kind.IsWrite()
@@ -257,7 +253,8 @@ func (o *Observer) state(s *design.Step) *stepState {
 	return st
 }
 
-func (o *Observer) table(s *design.Step) *tableStats {
+// table is s's table stats, made when op is the first access to reach the table.
+func (o *Observer) table(s *design.Step, op *workloads.Op) *tableStats {
 	st := o.state(s)
 	if st.table != nil {
 		return st.table
@@ -268,6 +265,7 @@ func (o *Observer) table(s *design.Step) *tableStats {
 		t = &tableStats{
 			name: name, entity: s.Entity, db: s.Database, key: KeyDescription(s),
 			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), seen: map[uint64]sighting{},
+			first: op.Time, atSeq: op.Seq, atStep: s.Index,
 		}
 		t.limits = hotspot.CassandraLimits
 		if s.Database == design.MongoDB {
