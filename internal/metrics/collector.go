@@ -70,21 +70,35 @@ type IntervalSet struct {
 	Service  *hdr.PackedHistogram
 	Lag      *hdr.PackedHistogram
 	Counters
+	// OnTime says every sample recorded started at its intended time (a lag of zero), so
+	// Service holds exactly Response's values and Lag only zeros: a writer may encode
+	// Response once for both.
+	OnTime bool
+
 	// The collector counts samples here and moves them into the histograms when the
-	// interval closes (see stage).
-	response, service, lag stage
+	// interval closes (see stage). A sample that started on time, as most do until the
+	// client saturates, is counted once in onTime (its response time, which is its service
+	// time) instead of three times.
+	response, service, lag, onTime stage
+	onTimeN, delayedN              int64
 }
 
 // settle moves the staged samples into the histograms.
 func (s *IntervalSet) settle(pool *pagePool) {
-	s.response.moveInto(s.Response, pool)
-	s.service.moveInto(s.Service, pool)
-	s.lag.moveInto(s.Lag, pool)
+	s.response.moveInto(s.Response, nil, pool)
+	s.service.moveInto(s.Service, nil, pool)
+	s.lag.moveInto(s.Lag, nil, pool)
+	s.onTime.moveInto(s.Response, s.Service, pool)
+	if s.onTimeN > 0 {
+		_ = s.Lag.RecordValues(Clamp(0), s.onTimeN) // in range
+	}
+	s.OnTime = s.delayedN == 0
+	s.onTimeN, s.delayedN = 0, 0
 }
 
 func newIntervalSet() *IntervalSet {
 	return &IntervalSet{Response: NewIntervalHistogram(), Service: NewIntervalHistogram(), Lag: NewIntervalHistogram(),
-		response: newStage(), service: newStage(), lag: newStage()}
+		response: newStage(), service: newStage(), lag: newStage(), onTime: newStage(), OnTime: true}
 }
 
 func (s *IntervalSet) reset() {
@@ -92,6 +106,7 @@ func (s *IntervalSet) reset() {
 	s.Service.Reset()
 	s.Lag.Reset()
 	s.Counters = Counters{}
+	s.OnTime = true
 }
 
 // merge adds other into s.
@@ -100,6 +115,7 @@ func (s *IntervalSet) merge(o *IntervalSet) {
 	s.Service.Merge(o.Service)
 	s.Lag.Merge(o.Lag)
 	s.Counters.Add(&o.Counters)
+	s.OnTime = s.OnTime && o.OnTime
 }
 
 // mergeInto adds the interval into a cumulative set.
@@ -188,6 +204,12 @@ func (c *Collector) add(s *Sample) {
 	}
 	// A failed operation still took the time it took: leaving errors out of the latency
 	// histograms would flatter a system that times out.
+	if lag == 0 {
+		set.onTime.record(Clamp(s.Service()), &c.pages)
+		set.onTimeN++
+		return
+	}
+	set.delayedN++
 	set.response.record(Clamp(s.Response()), &c.pages)
 	set.service.record(Clamp(s.Service()), &c.pages)
 	set.lag.record(Clamp(lag), &c.pages)

@@ -94,16 +94,20 @@ func (s *stage) take(page int32, pool *pagePool) *stagePage {
 	return p
 }
 
-// moveInto adds the staged counts to h in bucket order, clears the stage and returns its
-// pages to the pool.
-func (s *stage) moveInto(h *hdr.PackedHistogram, pool *pagePool) {
+// moveInto adds the staged counts to h, and to also when it is not nil, in bucket order,
+// clears the stage and returns its pages to the pool.
+func (s *stage) moveInto(h, also *hdr.PackedHistogram, pool *pagePool) {
 	slices.Sort(s.used)
 	for _, page := range s.used {
 		p := s.pages[page]
 		base := page << stagePageShift
 		for i, c := range p {
 			if c != 0 {
-				_ = h.RecordValues(harness.ValueFromIndex(base+int32(i)), c) // in range: values were clamped
+				v := harness.ValueFromIndex(base + int32(i))
+				_ = h.RecordValues(v, c) // in range: values were clamped
+				if also != nil {
+					_ = also.RecordValues(v, c)
+				}
 				p[i] = 0
 			}
 		}

@@ -55,10 +55,15 @@ const (
 // seconds relative to the log's base time (0 here, as the writer's default), the max in
 // milliseconds.
 func (e *intervalEncoder) writeLine(w io.Writer, tag string, startMs, endMs int64, h *hdr.PackedHistogram) error {
-	enc, err := e.encode(h)
-	if err != nil {
+	if _, err := e.encode(h); err != nil {
 		return err
 	}
+	return e.writeEncoded(w, tag, startMs, endMs, h.Max())
+}
+
+// writeEncoded writes a line for the histogram writeLine encoded last (whose largest value
+// is max): another tag for a histogram with the same counts.
+func (e *intervalEncoder) writeEncoded(w io.Writer, tag string, startMs, endMs, max int64) error {
 	e.line = e.line[:0]
 	if tag != "" {
 		e.line = append(append(append(e.line, "Tag="...), tag...), ',')
@@ -68,11 +73,11 @@ func (e *intervalEncoder) writeLine(w io.Writer, tag string, startMs, endMs int6
 	e.line = append(e.line, ',')
 	e.line = strconv.AppendFloat(e.line, end-start, 'f', 6, 64)
 	e.line = append(e.line, ',')
-	e.line = strconv.AppendFloat(e.line, float64(h.Max())/hdr.MsToNsRatio, 'f', 6, 64)
+	e.line = strconv.AppendFloat(e.line, float64(max)/hdr.MsToNsRatio, 'f', 6, 64)
 	e.line = append(e.line, ',')
-	e.line = append(e.line, enc...)
+	e.line = append(e.line, e.b64...)
 	e.line = append(e.line, '\n')
-	_, err = w.Write(e.line)
+	_, err := w.Write(e.line)
 	return err
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/shardbench/shardbench/internal/itest"
 	"github.com/shardbench/shardbench/internal/metrics"
 )
@@ -65,14 +67,26 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 	if len(ivs) != 9 {
 		t.Fatalf("3 intervals × 3 tags, got %d lines", len(ivs))
 	}
-	merged := metrics.NewHistogram()
-	for _, iv := range ivs {
-		if iv.Tag == "" {
-			merged.Merge(iv.Hist)
+	// Per tag, the intervals merge into exactly the cumulative histogram, for an operation
+	// whose samples start late (carts.add_item) and one whose samples all start on time
+	// (carts.read: its service line repeats the response line's encoding).
+	for op, name := range []string{"carts.read", "carts.add_item"} {
+		ivs, err := ReadHistogramLog(filepath.Join(dir.Path, HistogramLogPath("seed000[buckets=10]", name)))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !merged.Equals(col.Totals()[1].Response) {
-		t.Error("merging the untagged intervals must give exactly the cumulative response histogram")
+		tot := col.Totals()[op]
+		for tag, want := range map[string]*hdr.Histogram{"": tot.Response, "service": tot.Service, "lag": tot.Lag} {
+			merged := metrics.NewHistogram()
+			for _, iv := range ivs {
+				if iv.Tag == tag {
+					merged.Merge(iv.Hist)
+				}
+			}
+			if merged.TotalCount() != 3000/2 || !merged.Equals(want) {
+				t.Errorf("%s: merging the intervals tagged %q (%d values) must give exactly the cumulative histogram", name, tag, merged.TotalCount())
+			}
+		}
 	}
 	if ivs[3].StartS != 1 || ivs[3].EndS != 2 {
 		t.Errorf("second interval spans %g..%g", ivs[3].StartS, ivs[3].EndS)

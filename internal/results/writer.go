@@ -21,10 +21,30 @@ import (
 type Dir struct {
 	Path string
 
-	mu    sync.Mutex
-	addMu sync.Mutex // read-modify-write of hotspots.json and server.json
-	ts    *os.File
-	tw    *bufio.Writer
+	mu     sync.Mutex
+	addMu  sync.Mutex // read-modify-write of hotspots.json and server.json
+	ts     *os.File
+	tw     *bufio.Writer
+	tsGate flushGate
+}
+
+// flushGate spaces the flushes of a results file: a killed run keeps what was measured
+// up to flushEvery ago. A real run's intervals come a wall second apart, so each is
+// flushed as it comes, as before; a simulated run writes hundreds of intervals per wall
+// second, and flushing each one's files was a write system call per operation type per
+// interval.
+type flushGate struct{ last time.Time }
+
+const flushEvery = 500 * time.Millisecond
+
+// due reports whether the files should be flushed now (and if so, starts a new wait).
+func (g *flushGate) due() bool {
+	now := time.Now()
+	if now.Sub(g.last) < flushEvery {
+		return false
+	}
+	g.last = now
+	return true
 }
 
 // Create makes a new results directory. It refuses to write into a directory that already
@@ -110,7 +130,9 @@ func (d *Dir) writePoint(p *Point) error {
 	if _, err := d.tw.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	// Flushed every interval so a killed run keeps its time series up to the last second.
+	if !d.tsGate.due() {
+		return nil
+	}
 	return d.tw.Flush()
 }
 
@@ -149,6 +171,7 @@ type VariantWriter struct {
 	timeline Timeline
 	logs     []*hlogFile
 	enc      *intervalEncoder
+	gate     flushGate
 }
 
 type hlogFile struct {
@@ -203,16 +226,30 @@ func (w *VariantWriter) Sink(iv *metrics.Interval) error {
 		if err != nil {
 			return err
 		}
-		for _, h := range [...]struct {
-			tag  string
-			hist *hdr.PackedHistogram
-		}{{"", set.Response}, {"service", set.Service}, {"lag", set.Lag}} {
-			if err := w.enc.writeLine(lf.w, h.tag, startMs, endMs, h.hist); err != nil {
+		if err := w.enc.writeLine(lf.w, "", startMs, endMs, set.Response); err != nil {
+			return err
+		}
+		if set.OnTime {
+			// The same values as the response times: the same encoding.
+			err = w.enc.writeEncoded(lf.w, "service", startMs, endMs, set.Response.Max())
+		} else {
+			err = w.enc.writeLine(lf.w, "service", startMs, endMs, set.Service)
+		}
+		if err != nil {
+			return err
+		}
+		if err := w.enc.writeLine(lf.w, "lag", startMs, endMs, set.Lag); err != nil {
+			return err
+		}
+	}
+	if w.gate.due() {
+		for _, lf := range w.logs {
+			if lf == nil {
+				continue
+			}
+			if err := lf.w.Flush(); err != nil {
 				return err
 			}
-		}
-		if err := lf.w.Flush(); err != nil {
-			return err
 		}
 	}
 	return w.dir.writePoint(w.point(iv))
