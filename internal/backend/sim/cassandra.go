@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -32,8 +33,10 @@ type cassCluster struct {
 	reads  []*Station
 	writes []*Station
 	up     []bool
-	need   map[*design.Step]int
-	serial map[*design.Step]int
+	// need and serial are by Step.ID: the replica responses a step's consistency level
+	// and serial consistency wait for (0: not yet worked out).
+	need   []int
+	serial []int
 	ends   []int64
 	live   []int32
 	pick   []int32
@@ -50,7 +53,8 @@ type join struct {
 }
 
 func newCassCluster(s *Simulator, pl *plan.Placer) *cassCluster {
-	c := &cassCluster{sim: s, pl: pl, need: map[*design.Step]int{}, serial: map[*design.Step]int{}}
+	n := pl.Plan.NumSteps()
+	c := &cassCluster{sim: s, pl: pl, need: make([]int, n), serial: make([]int, n)}
 	for range pl.Ring.Nodes {
 		c.addStations()
 	}
@@ -79,8 +83,8 @@ func (c *cassCluster) setUp(i int, up bool, _ int64) { c.up[i] = up }
 // consistency is the number of replica responses a step needs: blockFor of its
 // consistency level (and of its serial consistency for an LWT's Paxos rounds).
 func (c *cassCluster) consistency(s *design.Step) (need, serial int) {
-	if n, ok := c.need[s]; ok {
-		return n, c.serial[s]
+	if n := c.need[s.ID]; n > 0 {
+		return n, c.serial[s.ID]
 	}
 	rep := c.pl.Replicas.Replication
 	dc := c.pl.Ring.Nodes[0].DC
@@ -96,7 +100,7 @@ func (c *cassCluster) consistency(s *design.Step) (need, serial int) {
 		}
 		serial = max(sc.Need(rep, dc).Total, 1)
 	}
-	c.need[s], c.serial[s] = need, serial
+	c.need[s.ID], c.serial[s.ID] = need, serial
 	return need, serial
 }
 
@@ -196,7 +200,7 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, 
 	cost := m.Read + m.Row*durationOf(max(a.Rows, 1)-1)
 	if len(w.Key) > 0 {
 		size := s.sizes.get(w.Fingerprint(), op.Time, step.TTL)
-		cost += m.SSTable * durationOf(int32(math.Log2(1+float64(size)/(1<<20))))
+		cost += m.SSTable * durationOf(sstables(size))
 	}
 	timeout := int64(m.ReadTimeout)
 	end := arrive
@@ -289,4 +293,11 @@ func (p *partitionSizes) get(fp uint64, now int64, ttl time.Duration) int64 {
 		return 0
 	}
 	return sl.bytes
+}
+
+// sstables is how many more SSTables a read of a partition of size bytes consults:
+// ⌊log2(1 + size/1 MiB)⌋, one more each time the partition doubles past 1 MiB, in integer
+// arithmetic (the same value as in floating point for any partition under 8 TiB).
+func sstables(size int64) int32 {
+	return int32(bits.Len64(uint64(max(size, 0))+1<<20)) - 21
 }

@@ -68,18 +68,6 @@ func (s *Station) Backlog(t int64) int64 {
 	return 0
 }
 
-// Occupy takes every worker's capacity share for background work (streaming, chunk
-// migration): from t each worker is busy for an extra d.
-func (s *Station) Occupy(t, d int64) {
-	for i := range s.free {
-		if s.free[i] < t {
-			s.free[i] = t
-		}
-		s.free[i] += d
-	}
-	s.busy += d * int64(len(s.free))
-}
-
 // Stats are a station's figures over an interval.
 type Stats struct {
 	Jobs        int64

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -111,13 +112,43 @@ func TestStationDropsWhatWaitedTooLong(t *testing.T) {
 	}
 }
 
+// BenchmarkStationServe: one station's Serve at a few loads and sizes (ρ 1.2 is past
+// capacity: the queue grows and every worker stays busy).
 func BenchmarkStationServe(b *testing.B) {
-	s := NewStation(32)
-	rng := rand.New(rand.NewPCG(1, 2))
-	at := int64(0)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		at += int64(rng.ExpFloat64() * 10_000)
-		s.Serve(at, int64(rng.ExpFloat64()*250_000), 0)
+	for _, workers := range []int{32, 128} {
+		for _, rho := range []float64{0.3, 0.9, 1.2} {
+			b.Run(fmt.Sprintf("workers=%d/rho=%.1f", workers, rho), func(b *testing.B) {
+				s := NewStation(workers)
+				rng := rand.New(rand.NewPCG(1, 2))
+				const service = 250_000.0
+				gap := service / (rho * float64(workers))
+				at := int64(0)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					at += int64(rng.ExpFloat64() * gap)
+					s.Serve(at, int64(service/2+rng.ExpFloat64()*service/2), 0)
+				}
+			})
+		}
+	}
+}
+
+// sstables is ⌊log2(1 + size/1 MiB)⌋, as the floating-point formula the cost model
+// documents, at the powers of two and either side of them, for partitions up to 8 TiB
+// (past a PiB the floating-point formula rounds up a size just short of a power of two).
+func TestSSTablesCount(t *testing.T) {
+	sizes := []int64{0, 1, 1 << 19}
+	for k := 0; k <= 23; k++ {
+		b := int64(1)<<20*(int64(1)<<k) - 1<<20 // 1 + b/MiB = 2^k
+		sizes = append(sizes, b-1, b, b+1)
+	}
+	for _, size := range sizes {
+		if size < 0 {
+			continue
+		}
+		want := int32(math.Log2(1 + float64(size)/(1<<20)))
+		if got := sstables(size); got != want {
+			t.Errorf("size %d: %d SSTables, the formula says %d", size, got, want)
+		}
 	}
 }
