@@ -172,8 +172,7 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, 
 			if len(c.ends) < need {
 				return t + timeout, metrics.Timeout
 			}
-			slices.Sort(c.ends)
-			cur = c.ends[need-1]
+			cur = kth(c.ends, need)
 			if cur-t > timeout {
 				return t + timeout, metrics.Timeout
 			}

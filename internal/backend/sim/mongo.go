@@ -29,6 +29,7 @@ type mongoCluster struct {
 	pl         *plan.Placer
 	shards     []*replicaSet
 	migrations []migration
+	acks       []int64 // a write's acknowledgement times, reused
 }
 
 type replicaSet struct {
@@ -158,7 +159,7 @@ func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.O
 		if !ok {
 			return t + queue, metrics.Timeout
 		}
-		acks := []int64{e}
+		acks := append(c.acks[:0], e)
 		for j := range rs.members {
 			if j == p || !rs.up[j] {
 				continue
@@ -168,13 +169,13 @@ func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.O
 				acks = append(acks, ae+half)
 			}
 		}
+		c.acks = acks
 		need := writeAcks(step.WriteConcern.W, len(rs.members))
 		if len(acks) < need {
 			// The write concern cannot be satisfied: the client waits until it gives up.
 			return t + max(queue, int64(step.WriteConcern.WTimeout)), metrics.Timeout
 		}
-		slices.Sort(acks)
-		return acks[need-1] + half, metrics.OK
+		return kth(acks, need) + half, metrics.OK
 	}
 	member := rs.readMember(step.ReadPref.Mode, t, op.Seq)
 	if member < 0 {

@@ -608,6 +608,17 @@ func siftFrom(h []int64, i int) {
 	h[i] = v
 }
 
+// kth is the k-th smallest of xs (1-based), which it sorts: the time the k-th of a few
+// replica responses arrives. An insertion sort, as a handful of values needs.
+func kth(xs []int64, k int) int64 {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+	return xs[k-1]
+}
+
 // nodeIndex resolves an event's node: a name, or a 1-based index.
 func nodeIndex(names []string, node string) int {
 	for i, n := range names {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -149,6 +150,23 @@ func TestSSTablesCount(t *testing.T) {
 		want := int32(math.Log2(1 + float64(size)/(1<<20)))
 		if got := sstables(size); got != want {
 			t.Errorf("size %d: %d SSTables, the formula says %d", size, got, want)
+		}
+	}
+}
+
+// kth is the k-th smallest, with ties and any order of a few values.
+func TestKth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := 0; i < 10_000; i++ {
+		xs := make([]int64, 1+rng.IntN(9))
+		for j := range xs {
+			xs[j] = rng.Int64N(6)
+		}
+		k := 1 + rng.IntN(len(xs))
+		sorted := slices.Clone(xs)
+		slices.Sort(sorted)
+		if got := kth(xs, k); got != sorted[k-1] {
+			t.Fatalf("kth(%v, %d) = %d, want %d", xs, k, got, sorted[k-1])
 		}
 	}
 }
