@@ -80,11 +80,13 @@ type IntervalSet struct {
 	// client saturates, is counted once in onTime (its response time, which is its service
 	// time) instead of three times.
 	response, service, lag, onTime stage
-	onTimeN, delayedN              int64
+	onTimeN                        int64
 }
 
 // settle moves the staged samples into the histograms.
 func (s *IntervalSet) settle(pool *pagePool) {
+	// Every late sample is staged in response (on-time ones only in onTime).
+	s.OnTime = len(s.response.used) == 0
 	s.response.moveInto(s.Response, nil, pool)
 	s.service.moveInto(s.Service, nil, pool)
 	s.lag.moveInto(s.Lag, nil, pool)
@@ -92,8 +94,7 @@ func (s *IntervalSet) settle(pool *pagePool) {
 	if s.onTimeN > 0 {
 		_ = s.Lag.RecordValues(Clamp(0), s.onTimeN) // in range
 	}
-	s.OnTime = s.delayedN == 0
-	s.onTimeN, s.delayedN = 0, 0
+	s.onTimeN = 0
 }
 
 func newIntervalSet() *IntervalSet {
@@ -209,7 +210,6 @@ func (c *Collector) add(s *Sample) {
 		set.onTimeN++
 		return
 	}
-	set.delayedN++
 	set.response.record(Clamp(s.Response()), &c.pages)
 	set.service.record(Clamp(s.Service()), &c.pages)
 	set.lag.record(Clamp(lag), &c.pages)

@@ -62,8 +62,8 @@ func (e *intervalEncoder) writeLine(w io.Writer, tag string, startMs, endMs int6
 }
 
 // writeEncoded writes a line for the histogram writeLine encoded last (whose largest value
-// is max): another tag for a histogram with the same counts.
-func (e *intervalEncoder) writeEncoded(w io.Writer, tag string, startMs, endMs, max int64) error {
+// is maxNs): another tag for a histogram with the same counts.
+func (e *intervalEncoder) writeEncoded(w io.Writer, tag string, startMs, endMs, maxNs int64) error {
 	e.line = e.line[:0]
 	if tag != "" {
 		e.line = append(append(append(e.line, "Tag="...), tag...), ',')
@@ -73,7 +73,7 @@ func (e *intervalEncoder) writeEncoded(w io.Writer, tag string, startMs, endMs, 
 	e.line = append(e.line, ',')
 	e.line = strconv.AppendFloat(e.line, end-start, 'f', 6, 64)
 	e.line = append(e.line, ',')
-	e.line = strconv.AppendFloat(e.line, float64(max)/hdr.MsToNsRatio, 'f', 6, 64)
+	e.line = strconv.AppendFloat(e.line, float64(maxNs)/hdr.MsToNsRatio, 'f', 6, 64)
 	e.line = append(e.line, ',')
 	e.line = append(e.line, e.b64...)
 	e.line = append(e.line, '\n')
