@@ -19,7 +19,12 @@ type Source interface {
 // concurrently instead of in lockstep. A reader that stops early must Close, so the
 // generator stops waiting for it; the generator stops when every reader has closed, when
 // src ends, or when ctx is done (readers then see the stream end: check ctx).
-func Share(ctx context.Context, src Source, n int) []*SharedReader {
+//
+// each, when not nil, is called on every block in stream order, on the generator's
+// goroutine, before any reader gets the block: work the readers would otherwise each do
+// on the same operations is done there once (the simulator's shared tables). It must not
+// modify the block.
+func Share(ctx context.Context, src Source, n int, each func(block []Op)) []*SharedReader {
 	outs := make([]chan []Op, n)
 	readers := make([]*SharedReader, n)
 	for i := range readers {
@@ -42,6 +47,9 @@ func Share(ctx context.Context, src Source, n int) []*SharedReader {
 			}
 			if k == 0 {
 				return
+			}
+			if each != nil {
+				each(blk[:k])
 			}
 			for i, c := range outs {
 				if closed[i] {

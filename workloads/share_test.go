@@ -22,7 +22,7 @@ func (s *countSource) Next(op *Op) bool {
 // others back, even past the lead the generator allows; a cancelled context ends it.
 func TestShareEveryReaderEveryOperation(t *testing.T) {
 	for _, end := range []uint64{0, 10, 3 * shareBlock, 3*shareBlock + 7, (shareLead + 5) * shareBlock} {
-		readers := Share(context.Background(), &countSource{end: end}, 5)
+		readers := Share(context.Background(), &countSource{end: end}, 5, nil)
 		got := make([]uint64, len(readers))
 		var wg sync.WaitGroup
 		for i, r := range readers {
@@ -66,7 +66,7 @@ func TestShareEveryReaderEveryOperation(t *testing.T) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := Share(ctx, &countSource{end: 1 << 40}, 1)[0]
+	r := Share(ctx, &countSource{end: 1 << 40}, 1, nil)[0]
 	var op Op
 	for i := 0; i < 10*shareBlock && r.Next(&op); i++ {
 	}
@@ -77,5 +77,44 @@ func TestShareEveryReaderEveryOperation(t *testing.T) {
 	}
 	if n > (shareLead+1)*shareBlock {
 		t.Errorf("%d operations after cancelling: the generator did not stop", n)
+	}
+}
+
+// The per-block function sees every block once, in stream order, before any reader reads
+// an operation of it: a reader that reaches operation k finds its block already handled.
+func TestShareEachBlockBeforeReaders(t *testing.T) {
+	const end = 5*shareBlock + 123
+	var mu sync.Mutex
+	var handled uint64 // operations handled by each so far
+	each := func(blk []Op) {
+		mu.Lock()
+		defer mu.Unlock()
+		if blk[0].Seq != handled {
+			t.Errorf("block starting at %d handled after %d operations", blk[0].Seq, handled)
+		}
+		handled += uint64(len(blk))
+	}
+	readers := Share(context.Background(), &countSource{end: end}, 3, each)
+	var wg sync.WaitGroup
+	for _, r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.Close()
+			var op Op
+			for r.Next(&op) {
+				mu.Lock()
+				h := handled
+				mu.Unlock()
+				if op.Seq >= h {
+					t.Errorf("operation %d read before its block was handled (%d handled)", op.Seq, h)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if handled != end {
+		t.Errorf("each handled %d operations, want %d", handled, end)
 	}
 }

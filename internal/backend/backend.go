@@ -57,6 +57,19 @@ type Virtual interface {
 // VirtualGrain is the time grain within which a Virtual backend may report out of order.
 const VirtualGrain = time.Millisecond
 
+// Sharing is implemented by Virtual backends whose variants, simulated together on one
+// shared stream, can do part of their work once for all of them: the simulator places
+// and analyses once a table that several variants define alike (a sweep over one
+// collection's shard key shares every other collection).
+type Sharing interface {
+	// Share is called on one member of a group, with every member (itself among them),
+	// before any of them simulates. newSource gives a fresh stream, the one the group
+	// will read. The function returned is called on every block of the shared stream, in
+	// stream order, before any member reads the block (see workloads.Share); nil when
+	// nothing is shared.
+	Share(ctx context.Context, members []Virtual, newSource func() (workloads.Source, error)) func(block []workloads.Op)
+}
+
 // EventHandler is implemented by backends that act on scenario events themselves (the
 // simulator's node_down, a real backend refreshing its topology after add_node).
 type EventHandler interface {

@@ -274,11 +274,22 @@ func (p *Plan) Accesses(op *workloads.Op, dst []Access) []Access {
 // Without is the plan less its steps on target (a table or collection): the same steps
 // otherwise, with the same IDs.
 func (p *Plan) Without(target string) *Plan {
+	return p.filter(func(s *Step) bool { return s.Target == target })
+}
+
+// Only is the plan's steps on target alone, with the same IDs: what places one table that
+// several variants share.
+func (p *Plan) Only(target string) *Plan {
+	return p.filter(func(s *Step) bool { return s.Target != target })
+}
+
+// filter is the plan less the steps drop reports; the operations it serves stay served.
+func (p *Plan) filter(drop func(*Step) bool) *Plan {
 	q := *p
 	q.byType = make([][]*Step, len(p.byType))
 	for i, ss := range p.byType {
 		if ss != nil { // an operation left without steps is still served
-			q.byType[i] = slices.DeleteFunc(slices.Clone(ss), func(s *Step) bool { return s.Target == target })
+			q.byType[i] = slices.DeleteFunc(slices.Clone(ss), drop)
 		}
 	}
 	return &q

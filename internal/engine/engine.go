@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 		var readers []*workloads.SharedReader
 		src, srcErr := cfg.NewSource()
 		if srcErr == nil {
-			readers = workloads.Share(ctx, src, len(batch))
+			readers = workloads.Share(ctx, src, len(batch), shareWork(ctx, &cfg, batch))
 		}
 		var wg sync.WaitGroup
 		var errMu sync.Mutex
@@ -285,6 +285,20 @@ func progressSink(cfg *Config, i int, virtual bool, sink metrics.Sink) metrics.S
 		cfg.Progress(p)
 		return err
 	}
+}
+
+// shareWork lets a group's simulators share what they would each compute alike
+// (backend.Sharing): the function the shared stream runs on every block, or nil.
+func shareWork(ctx context.Context, cfg *Config, batch []int) func([]workloads.Op) {
+	sh, ok := cfg.Variants[batch[0]].Virtual.(backend.Sharing)
+	if !ok || len(batch) < 2 {
+		return nil
+	}
+	members := make([]backend.Virtual, len(batch))
+	for k, i := range batch {
+		members[k] = cfg.Variants[i].Virtual
+	}
+	return sh.Share(ctx, members, func() (workloads.Source, error) { return cfg.NewSource() })
 }
 
 // simGroupSize is how many simulated variants share a stream: four per CPU, so that

@@ -317,6 +317,10 @@ func (pl *Placer) routeByConds(w *Where, t *pm.ChunkTable, s *design.Step) *Wher
 	return w
 }
 
+// AllNodes lists every Cassandra node: the replicas of a request without its partition
+// key. The list must not be modified.
+func (pl *Placer) AllNodes() []int32 { return pl.all }
+
 // NodeNames lists the nodes load is counted on: the Cassandra nodes, then the MongoDB
 // shards.
 func (pl *Placer) NodeNames() []string {
@@ -335,6 +339,18 @@ func (pl *Placer) ShardOffset() int {
 		return 0
 	}
 	return len(pl.Ring.Nodes)
+}
+
+// ShareKey identifies how the placer places target's accesses: the model, target's
+// design signature ([design.Plan.TargetSignature]) and the layout that places it. Placers
+// with equal keys for a target place its accesses alike, operation for operation, so one
+// of them can place them for all ("" when target has no signature: never shared).
+func (pl *Placer) ShareKey(target string) string {
+	sig := pl.Plan.TargetSignature(target)
+	if sig == "" {
+		return ""
+	}
+	return fmt.Sprintf("%p %s %s", pl.Plan.Model, sig, pl.layoutOf(target))
 }
 
 // layoutOf digests everything of the layout that places target's accesses: the ring,

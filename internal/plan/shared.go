@@ -219,13 +219,11 @@ func ShareTables(obs []*Observer) int {
 		if o == nil {
 			continue
 		}
-		p := o.Placer.Plan
-		for _, target := range targets(p) {
-			sig := p.TargetSignature(target)
-			if sig == "" {
+		for _, target := range Targets(o.Placer.Plan) {
+			key := o.Placer.ShareKey(target)
+			if key == "" {
 				continue
 			}
-			key := fmt.Sprintf("%p %s %s", p.Model, sig, o.Placer.layoutOf(target))
 			if owner, ok := owners[key]; ok {
 				o.Borrow(target, owner)
 				n++
@@ -237,8 +235,8 @@ func ShareTables(obs []*Observer) int {
 	return n
 }
 
-// targets lists the tables and collections p's steps reach, in the order of its steps.
-func targets(p *design.Plan) []string {
+// Targets lists the tables and collections p's steps reach, in the order of its steps.
+func Targets(p *design.Plan) []string {
 	var out []string
 	for ty := range p.Model.Ops {
 		for _, s := range p.Steps(ty) {

@@ -104,13 +104,13 @@ func (c *cassCluster) consistency(s *design.Step) (need, serial int) {
 	return need, serial
 }
 
-func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, t int64) (int64, metrics.Class) {
+func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *reach, t int64) (int64, metrics.Class) {
 	s := c.sim
 	m := &s.opt.Cassandra
 	half := int64(s.opt.Network) / 2
 	step := a.Step
 	write := step.Kind.IsWrite()
-	if w.Broadcast {
+	if w.broadcast {
 		// Without the partition key every node scans its share; the coordinator waits
 		// for all of them.
 		end := t + half
@@ -133,7 +133,7 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, 
 	}
 	need, serial := c.consistency(step)
 	c.live = c.live[:0]
-	for _, r := range w.Replicas {
+	for _, r := range w.replicas {
 		if c.up[r] {
 			c.live = append(c.live, r)
 		}
@@ -177,8 +177,8 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, 
 				return t + timeout, metrics.Timeout
 			}
 		}
-		if len(w.Key) > 0 {
-			s.sizes.add(w.Fingerprint(), bytes, op.Time, step.TTL)
+		if w.keyed {
+			s.sizes.add(w.fp, bytes, op.Time, step.TTL)
 		}
 		return cur + half, metrics.OK
 	}
@@ -197,8 +197,8 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, 
 		c.pick = append(c.pick, best)
 	}
 	cost := m.Read + m.Row*durationOf(max(a.Rows, 1)-1)
-	if len(w.Key) > 0 {
-		size := s.sizes.get(w.Fingerprint(), op.Time, step.TTL)
+	if w.keyed {
+		size := s.sizes.get(w.fp, op.Time, step.TTL)
 		cost += m.SSTable * durationOf(sstables(size))
 	}
 	timeout := int64(m.ReadTimeout)

@@ -127,15 +127,15 @@ func (c *mongoCluster) setUp(node string, up bool, at int64) error {
 	return fmt.Errorf("no shard or member %q (shards: %v; members are named like %s-m0)", node, c.pl.Shards, c.pl.Shards[0])
 }
 
-func (c *mongoCluster) access(a *design.Access, op *workloads.Op, w *plan.Where, t int64) (int64, metrics.Class) {
+func (c *mongoCluster) access(a *design.Access, op *workloads.Op, w *reach, t int64) (int64, metrics.Class) {
 	s := c.sim
 	m := &s.opt.MongoDB
 	half := int64(s.opt.Network) / 2
 	arrive := t + half + s.draw(m.Mongos)
 	end, class := arrive, metrics.OK
-	broadcast := len(w.Shards) > 1
-	for _, sh := range w.Shards {
-		e, cl := c.request(c.shards[sh], a, op, arrive, broadcast, len(w.Shards))
+	broadcast := len(w.shards) > 1
+	for _, sh := range w.shards {
+		e, cl := c.request(c.shards[sh], a, op, arrive, broadcast, len(w.shards))
 		end = max(end, e)
 		if cl != metrics.OK && class == metrics.OK {
 			class = cl

@@ -43,6 +43,21 @@ type Simulator struct {
 	pending grainQueue
 	accs    []design.Access
 	sizes   partitionSizes
+	prepErr error // from prepare: the layout could not be built
+
+	// Tables shared with the other variants of the stream (share.go): shares holds, by
+	// Step.ID, the group's shared table that places the step (-1: this variant places
+	// it); block is the group's placements being read, nth the accesses of operation
+	// nthOp read so far per shared table.
+	group    *cohort
+	member   int
+	shares   []int16
+	block    *blockPlacements
+	nth      []uint32
+	nthOp    uint64
+	one      [1]int
+	shareErr error
+	r        reach // the access being simulated
 
 	tick      int64
 	nextTick  int64
@@ -117,23 +132,23 @@ func (s *Simulator) Close() error { return nil }
 
 // Simulate consumes the stream and reports every operation in completion order.
 func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error {
-	sample := make([]workloads.Op, 0, plan.SampleSize)
+	if s.group != nil {
+		defer s.group.done(s.member)
+	}
+	var sample []workloads.Op
 	var op workloads.Op
-	for len(sample) < plan.SampleSize && next(&op) {
-		sample = append(sample, op)
+	if s.placer == nil && s.prepErr == nil {
+		// The layout needs the stream's first operations (Share laid it out already for a
+		// group's members).
+		sample = make([]workloads.Op, 0, plan.SampleSize)
+		for len(sample) < plan.SampleSize && next(&op) {
+			sample = append(sample, op)
+		}
+		s.prepare(sample)
 	}
-	pl, err := plan.NewPlacer(s.cfg.Plan, &s.opt.Cluster, sample)
-	if err != nil {
-		return err
+	if s.prepErr != nil {
+		return s.prepErr
 	}
-	s.placer, s.obs = pl, plan.NewObserver(pl)
-	if pl.Ring != nil {
-		s.cass = newCassCluster(s, pl)
-	}
-	if pl.Shards != nil {
-		s.mongo = newMongoCluster(s, pl)
-	}
-	s.nextTick = s.tick
 	for i := range sample {
 		s.step(&sample[i], record)
 	}
@@ -144,7 +159,25 @@ func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool,
 	// Drain: time runs on until the last operation completes (and its tick is sampled).
 	s.advance(max(s.nextTick, s.pending.latest), record)
 	s.pending.emitAll(record)
-	return nil
+	return s.shareErr
+}
+
+// prepare lays out the cluster from the stream's first operations (ranged MongoDB shard
+// keys are split by the data they hold).
+func (s *Simulator) prepare(sample []workloads.Op) {
+	pl, err := plan.NewPlacer(s.cfg.Plan, &s.opt.Cluster, sample)
+	if err != nil {
+		s.prepErr = err
+		return
+	}
+	s.placer, s.obs = pl, plan.NewObserver(pl)
+	if pl.Ring != nil {
+		s.cass = newCassCluster(s, pl)
+	}
+	if pl.Shards != nil {
+		s.mongo = newMongoCluster(s, pl)
+	}
+	s.nextTick = s.tick
 }
 
 func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
@@ -156,6 +189,7 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 		if s.drop {
 			smp.Flags = metrics.FlagDropped
 			s.pending.push(smp)
+			s.offer(op, 0)
 			return
 		}
 		smp.Start = s.client.take()
@@ -207,14 +241,13 @@ func (s *Simulator) execute(op *workloads.Op, start int64) (int64, metrics.Class
 		end, class := cur, metrics.OK
 		for k := i; k < j; k++ {
 			a := &s.accs[k]
-			w := s.placer.Place(a, op)
-			s.obs.Access(a, op, w)
+			r := s.reach(a, op)
 			var e int64
 			var c metrics.Class
 			if a.Step.Database == design.Cassandra {
-				e, c = s.cass.access(a, op, w, cur)
+				e, c = s.cass.access(a, op, r, cur)
 			} else {
-				e, c = s.mongo.access(a, op, w, cur)
+				e, c = s.mongo.access(a, op, r, cur)
 			}
 			end = max(end, e)
 			if c != metrics.OK && class == metrics.OK {
@@ -223,11 +256,56 @@ func (s *Simulator) execute(op *workloads.Op, start int64) (int64, metrics.Class
 		}
 		cur = end
 		if class != metrics.OK {
+			s.offerRest(op, j)
 			return cur, class
 		}
 		i = j
 	}
 	return cur, metrics.OK
+}
+
+// reach places access a of op: from the group's shared placements when a shared table
+// places its step, else with the variant's placer, its observer analysing it. The reach
+// is valid until the next call.
+func (s *Simulator) reach(a *design.Access, op *workloads.Op) *reach {
+	if s.shares != nil {
+		if t := s.shares[a.Step.ID]; t >= 0 && s.shared(t, a, op) {
+			return &s.r
+		}
+	}
+	w := s.placer.Place(a, op)
+	s.obs.Access(a, op, w)
+	s.r.set(w)
+	return &s.r
+}
+
+// The hot-partition analysis (hotspots.json) is of the operations the stream offers, as
+// `plan` makes it: every access of every operation, also one the client dropped or whose
+// earlier step failed. What the simulated nodes served is in server.json. A table shared
+// with other variants is analysed once for all of them, which only the offered stream
+// allows: their simulated failures differ.
+
+// offer analyses the accesses of op the simulation does not serve: a dropped operation's
+// (from 0), or those after a failed step.
+func (s *Simulator) offer(op *workloads.Op, from int) {
+	if ok, _ := s.cfg.Plan.Served(int(op.Type)); !ok {
+		return
+	}
+	if from == 0 {
+		s.accs = s.cfg.Plan.Accesses(op, s.accs[:0])
+	}
+	s.offerRest(op, from)
+}
+
+// offerRest analyses s.accs[from:] of op, which the simulation does not serve.
+func (s *Simulator) offerRest(op *workloads.Op, from int) {
+	for k := from; k < len(s.accs); k++ {
+		a := &s.accs[k]
+		if s.shares != nil && s.shares[a.Step.ID] >= 0 {
+			continue // the shared table analysed it
+		}
+		s.obs.Access(a, op, s.placer.Place(a, op))
+	}
 }
 
 // sameGroup: accesses that travel together — the partitions of one step, or the
@@ -402,7 +480,14 @@ func (s *Simulator) Report(_ context.Context, v *results.Variant, dir *results.D
 	if s.placer == nil {
 		return nil
 	}
-	hv := s.obs.Result(v.Name, "computed", s.placer.Topology())
+	var hv results.HotspotsVariant
+	if s.group != nil {
+		s.group.analysis.Lock() // the shared tables' analysis is the group's
+		hv = s.obs.Result(v.Name, "computed", s.placer.Topology())
+		s.group.analysis.Unlock()
+	} else {
+		hv = s.obs.Result(v.Name, "computed", s.placer.Topology())
+	}
 	hv.Notes = append(hv.Notes, "simulated: placement is exact; load per node is what the simulated requests did")
 	for _, n := range hv.Nodes {
 		v.Nodes = append(v.Nodes, results.NodeCount{Node: n.Node, Ops: n.Ops})
