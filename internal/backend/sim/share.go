@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/shardbench/shardbench/internal/backend"
@@ -15,9 +16,12 @@ import (
 
 // reach is where one access goes, as the cluster model needs it.
 type reach struct {
-	keyed     bool   // the request names its partition (or shard key value); fp is its fingerprint
-	fp        uint64 // hotspot.Fingerprint of the key: the partition-size slot
-	broadcast bool   // a Cassandra request without its partition key: every node scans
+	// Cassandra: keyed, the request names its partition, whose fingerprint
+	// (hotspot.Fingerprint of the key) fp is: its partition-size slot; broadcast, it does
+	// not, and every node scans.
+	keyed     bool
+	fp        uint64
+	broadcast bool
 	// replicas: a Cassandra partition's replicas, the primary first (every node for a
 	// broadcast); shards: the shards mongos asks.
 	replicas []int32
@@ -89,8 +93,9 @@ type cohort struct {
 	analysis sync.Mutex
 	mu       sync.Mutex // guards the fields below
 	blocks   []*blockPlacements
-	first    int   // the block number of blocks[0]
-	at       []int // per member: the block number it reads (-1 before the first, math.MaxInt once done)
+	free     []*blockPlacements // released, for place to reuse
+	first    int                // the block number of blocks[0]
+	at       []int              // per member: the block number it reads (-1 before the first, math.MaxInt once done)
 }
 
 // sharedTable places and analyses one table for every member that defines it alike. Its
@@ -116,20 +121,18 @@ type blockPlacements struct {
 type placements struct {
 	start  []uint32
 	recs   []placed
-	shards []int // MongoDB requests to several shards: their shards, by placed.off
+	shards []int // MongoDB requests to several shards: each a count, then the shards
 }
 
-// placed is one access's reach in a few bytes: a Cassandra partition's replicas are
-// those of its vnode on the member's own ring (the same layout), a targeted MongoDB
-// request's shard is stored as is.
+// placed is one access's reach in 16 bytes. A Cassandra partition's replicas are those of
+// its vnode on the member's own ring (the same layout); a request without its partition
+// key reaches every node. A MongoDB request goes to one shard or to a list of them.
 type placed struct {
-	fp uint64
-	// at: Cassandra, the vnode (-1: a broadcast); MongoDB, the shard (-1: n shards from
-	// placements.shards[off]).
-	at    int32
-	off   uint32
-	n     uint16
-	keyed bool
+	fp uint64 // Cassandra: the partition's fingerprint (the MongoDB model needs none)
+	// at: Cassandra, the vnode (-1: no partition key); MongoDB, the shard (-1: several,
+	// at placements.shards[off]).
+	at  int32
+	off uint32
 }
 
 // newCohort finds the tables two or more of sims place alike (their plan.Placer.ShareKey
@@ -208,7 +211,15 @@ func (s *Simulator) borrow(target string, t int, obs *plan.Observer) {
 
 // place is the stream's per-block function: every shared table's placements of blk.
 func (g *cohort) place(blk []workloads.Op) {
-	bp := &blockPlacements{base: blk[0].Seq, n: len(blk), tables: make([]placements, len(g.tables))}
+	g.mu.Lock()
+	var bp *blockPlacements
+	if n := len(g.free); n > 0 {
+		bp, g.free = g.free[n-1], g.free[:n-1]
+	} else {
+		bp = &blockPlacements{tables: make([]placements, len(g.tables))}
+	}
+	g.mu.Unlock()
+	bp.base, bp.n = blk[0].Seq, len(blk)
 	g.analysis.Lock()
 	for i, st := range g.tables {
 		st.place(blk, &bp.tables[i])
@@ -220,8 +231,8 @@ func (g *cohort) place(blk []workloads.Op) {
 }
 
 func (st *sharedTable) place(blk []workloads.Op, out *placements) {
-	out.start = make([]uint32, len(blk)+1)
-	out.recs = make([]placed, 0, len(blk))
+	out.start = slices.Grow(out.start[:0], len(blk)+1)[:len(blk)+1]
+	out.recs, out.shards = out.recs[:0], out.shards[:0]
 	for i := range blk {
 		op := &blk[i]
 		out.start[i] = uint32(len(out.recs))
@@ -230,20 +241,17 @@ func (st *sharedTable) place(blk []workloads.Op, out *placements) {
 			a := &st.acc[k]
 			w := st.placer.Place(a, op)
 			st.obs.Access(a, op, w)
-			r := placed{keyed: len(w.Key) > 0, at: -1}
-			if r.keyed {
-				r.fp = w.Fingerprint()
-			}
+			r := placed{at: -1}
 			switch {
 			case a.Step.Database == design.Cassandra:
 				if !w.Broadcast {
-					r.at = int32(w.VNode)
+					r.fp, r.at = w.Fingerprint(), int32(w.VNode)
 				}
 			case len(w.Shards) == 1:
 				r.at = int32(w.Shards[0])
 			default:
-				r.off, r.n = uint32(len(out.shards)), uint16(len(w.Shards))
-				out.shards = append(out.shards, w.Shards...)
+				r.off = uint32(len(out.shards))
+				out.shards = append(append(out.shards, len(w.Shards)), w.Shards...)
 			}
 			out.recs = append(out.recs, r)
 		}
@@ -262,6 +270,7 @@ func (g *cohort) next(m int) *blockPlacements {
 		low = min(low, b)
 	}
 	for g.first < low && len(g.blocks) > 0 {
+		g.free = append(g.free, g.blocks[0])
 		g.blocks[0] = nil
 		g.blocks = g.blocks[1:]
 		g.first++
@@ -310,19 +319,20 @@ func (s *Simulator) shared(t int16, a *design.Access, op *workloads.Op) bool {
 	s.nth[t]++
 	p := &tp.recs[k]
 	r := &s.r
-	r.keyed, r.fp, r.broadcast, r.replicas, r.shards = p.keyed, p.fp, false, nil, nil
+	*r = reach{}
 	switch {
 	case a.Step.Database == design.Cassandra:
 		if p.at < 0 {
 			r.broadcast, r.replicas = true, s.placer.AllNodes()
 		} else {
-			r.replicas = s.placer.Replicas.ReplicasOf(int(p.at))
+			r.keyed, r.fp, r.replicas = true, p.fp, s.placer.Replicas.ReplicasOf(int(p.at))
 		}
 	case p.at >= 0:
 		s.one[0] = int(p.at)
 		r.shards = s.one[:]
 	default:
-		r.shards = tp.shards[p.off : p.off+uint32(p.n)]
+		n := tp.shards[p.off]
+		r.shards = tp.shards[p.off+1 : int(p.off)+1+n]
 	}
 	return true
 }
