@@ -1,6 +1,9 @@
 package workloads
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // Source is anything that yields operations in stream order.
 type Source interface {
@@ -20,16 +23,20 @@ type Source interface {
 // generator stops waiting for it; the generator stops when every reader has closed, when
 // src ends, or when ctx is done (readers then see the stream end: check ctx).
 //
-// each, when not nil, is called on every block in stream order, on the generator's
-// goroutine, before any reader gets the block: work the readers would otherwise each do
-// on the same operations is done there once (the simulator's shared tables). It must not
-// modify the block.
+// each, when not nil, is called once on every block, in stream order, before any reader
+// reads an operation of it: work the readers would otherwise each do on the same
+// operations is done once (the simulator's shared tables). The first reader to reach a
+// block calls it, the others wait for it: the work falls on whichever reader is ahead,
+// not on the generator, which readers that all wait for it would leave alone on one core.
+// Calls come in stream order because each reader reaches the blocks in order, and the
+// first to reach one has seen the call on the block before it end. It must not modify
+// the block.
 func Share(ctx context.Context, src Source, n int, each func(block []Op)) []*SharedReader {
-	outs := make([]chan []Op, n)
+	outs := make([]chan block, n)
 	readers := make([]*SharedReader, n)
 	for i := range readers {
-		outs[i] = make(chan []Op, shareLead)
-		readers[i] = &SharedReader{in: outs[i], done: make(chan struct{})}
+		outs[i] = make(chan block, shareLead)
+		readers[i] = &SharedReader{in: outs[i], done: make(chan struct{}), each: each}
 	}
 	go func() {
 		defer func() {
@@ -48,15 +55,16 @@ func Share(ctx context.Context, src Source, n int, each func(block []Op)) []*Sha
 			if k == 0 {
 				return
 			}
+			b := block{ops: blk[:k]}
 			if each != nil {
-				each(blk[:k])
+				b.once = new(sync.Once)
 			}
 			for i, c := range outs {
 				if closed[i] {
 					continue
 				}
 				select {
-				case c <- blk[:k]:
+				case c <- b:
 				case <-readers[i].done:
 					closed[i] = true
 					open--
@@ -81,10 +89,17 @@ const (
 	shareLead = 64
 )
 
+// block is a block of a shared stream and the once its readers call each under.
+type block struct {
+	ops  []Op
+	once *sync.Once
+}
+
 // SharedReader is one reader of a shared stream.
 type SharedReader struct {
-	in     <-chan []Op
+	in     <-chan block
 	done   chan struct{}
+	each   func([]Op)
 	blk    []Op
 	pos    int
 	closed bool
@@ -105,11 +120,14 @@ func (r *SharedReader) Next(op *Op) bool {
 // is valid until the next call.
 func (r *SharedReader) Peek() *Op {
 	if r.pos == len(r.blk) {
-		blk, ok := <-r.in
+		b, ok := <-r.in
 		if !ok {
 			return nil
 		}
-		r.blk, r.pos = blk, 0
+		if b.once != nil {
+			b.once.Do(func() { r.each(b.ops) })
+		}
+		r.blk, r.pos = b.ops, 0
 	}
 	r.pos++
 	return &r.blk[r.pos-1]

@@ -43,10 +43,10 @@ func (r *reach) set(w *plan.Where) {
 // hot-partition analysis of those accesses is the same (plan.ShareTables, which `plan`
 // uses, decides which). Placing a table's keys and analysing them cost as much as
 // simulating the cluster, so a group's members do it once: a sharedTable places and
-// analyses the table's accesses of every block of the shared stream, on the stream's
-// generator, before the members read the block; each member reads the placements back
-// for its own cluster model and reports the shared analysis as its own. The simulated
-// clusters stay each member's own.
+// analyses the table's accesses of every block of the shared stream, called by the first
+// member to reach the block before any reads it (workloads.Share); each member reads the
+// placements back for its own cluster model and reports the shared analysis as its own.
+// The simulated clusters stay each member's own.
 //
 // Nothing is shared when the scenario adds nodes or shards: a variant's layout then
 // changes during the run, its own way.
@@ -87,9 +87,9 @@ func changesLayout(events []scenario.Event) bool {
 // cohort is the simulators that read one shared stream and the tables they share.
 type cohort struct {
 	tables []*sharedTable
-	// analysis guards the shared tables' placers and observers: the stream's generator
-	// places with them while a member may report (after an interrupt, before the stream
-	// has ended), and members report at once.
+	// analysis guards the shared tables' placers and observers: a member places with
+	// them while another may report (after an interrupt, before the stream has ended),
+	// and members report at once.
 	analysis sync.Mutex
 	mu       sync.Mutex // guards the fields below
 	blocks   []*blockPlacements
@@ -99,8 +99,8 @@ type cohort struct {
 }
 
 // sharedTable places and analyses one table for every member that defines it alike. Its
-// placer and observer are its own (a member's serve that member's goroutine) and only
-// the stream's generator uses them until the run is over.
+// placer and observer are its own (a member's serve that member's goroutine), used one
+// block at a time by whichever member reaches the block first.
 type sharedTable struct {
 	target string
 	plan   *design.Plan // the first member's plan, its steps on target only
