@@ -60,70 +60,63 @@ func (s *Set) Merge(o *Set) {
 	s.Counters.Add(&o.Counters)
 }
 
-// IntervalSet is one operation type's histograms and counters over one interval. The
-// histograms are sparse (HdrHistogram's PackedHistogram, same buckets): an interval
-// populates a few hundred of a dense histogram's 24,576 buckets, and resetting, merging
-// and encoding a dense one every second for every operation type cost a quarter of a
-// simulated run.
+// IntervalSet is one operation type's histograms and counters over one interval.
 type IntervalSet struct {
-	Response *hdr.PackedHistogram
-	Service  *hdr.PackedHistogram
-	Lag      *hdr.PackedHistogram
+	Response PagedHistogram
+	Service  PagedHistogram
+	Lag      PagedHistogram
 	Counters
 	// OnTime says every sample recorded started at its intended time (a lag of zero), so
 	// Service holds exactly Response's values and Lag only zeros: a writer may encode
 	// Response once for both.
 	OnTime bool
 
-	// The collector counts samples here and moves them into the histograms when the
-	// interval closes (see stage). A sample that started on time, as most do until the
-	// client saturates, is counted once in onTime (its response time, which is its service
-	// time) instead of three times.
-	response, service, lag, onTime stage
-	onTimeN                        int64
+	// A sample that started on time, as most do until the client saturates, is counted
+	// once here (its response time, which is its service time) instead of three times, and
+	// added to Response and Service, with as many zero lags, when the interval closes.
+	onTime PagedHistogram
 }
 
-// settle moves the staged samples into the histograms.
-func (s *IntervalSet) settle(pool *pagePool) {
-	// Every late sample is staged in response (on-time ones only in onTime).
-	s.OnTime = len(s.response.used) == 0
-	s.response.moveInto(s.Response, nil, pool)
-	s.service.moveInto(s.Service, nil, pool)
-	s.lag.moveInto(s.Lag, nil, pool)
-	s.onTime.moveInto(s.Response, s.Service, pool)
-	if s.onTimeN > 0 {
-		_ = s.Lag.RecordValues(Clamp(0), s.onTimeN) // in range
+func newIntervalSet(pool *pagePool) *IntervalSet {
+	s := &IntervalSet{OnTime: true}
+	for _, h := range []*PagedHistogram{&s.Response, &s.Service, &s.Lag, &s.onTime} {
+		h.pool = pool
 	}
-	s.onTimeN = 0
+	return s
 }
 
-func newIntervalSet() *IntervalSet {
-	return &IntervalSet{Response: NewIntervalHistogram(), Service: NewIntervalHistogram(), Lag: NewIntervalHistogram(),
-		response: newStage(), service: newStage(), lag: newStage(), onTime: newStage(), OnTime: true}
+// settle adds the on-time samples to the histograms.
+func (s *IntervalSet) settle() {
+	// Every late sample is in Response (on-time ones only in onTime).
+	s.OnTime = s.Response.TotalCount() == 0
+	s.Response.add(&s.onTime)
+	s.Service.add(&s.onTime)
+	s.Lag.recordN(Clamp(0), s.onTime.TotalCount())
+	s.onTime.reset()
 }
 
 func (s *IntervalSet) reset() {
-	s.Response.Reset()
-	s.Service.Reset()
-	s.Lag.Reset()
+	s.Response.reset()
+	s.Service.reset()
+	s.Lag.reset()
 	s.Counters = Counters{}
 	s.OnTime = true
 }
 
 // merge adds other into s.
 func (s *IntervalSet) merge(o *IntervalSet) {
-	s.Response.Merge(o.Response)
-	s.Service.Merge(o.Service)
-	s.Lag.Merge(o.Lag)
+	s.Response.add(&o.Response)
+	s.Service.add(&o.Service)
+	s.Lag.add(&o.Lag)
 	s.Counters.Add(&o.Counters)
 	s.OnTime = s.OnTime && o.OnTime
 }
 
 // mergeInto adds the interval into a cumulative set.
 func (s *IntervalSet) mergeInto(c *Set) {
-	s.Response.MergeInto(c.Response)
-	s.Service.MergeInto(c.Service)
-	s.Lag.MergeInto(c.Lag)
+	s.Response.addTo(c.Response)
+	s.Service.addTo(c.Service)
+	s.Lag.addTo(c.Lag)
 	c.Counters.Add(&s.Counters)
 }
 
@@ -150,7 +143,8 @@ type Collector struct {
 	sink      Sink
 	err       error
 	// Virtual time: intervals close when a sample's time crosses the boundary.
-	tick  time.Duration
+	tick time.Duration
+	// The pages of every interval histogram: one interval's worth, reused.
 	pages pagePool
 }
 
@@ -160,14 +154,15 @@ func NewCollector(nOps int, lateAfter time.Duration, tick time.Duration, sink Si
 	if tick <= 0 {
 		tick = time.Second
 	}
-	return &Collector{
+	c := &Collector{
 		lateAfter: int64(lateAfter),
 		cur:       make([]*IntervalSet, nOps),
 		cum:       make([]*Set, nOps),
-		all:       newIntervalSet(),
 		sink:      sink,
 		tick:      tick,
 	}
+	c.all = newIntervalSet(&c.pages)
+	return c
 }
 
 // Add records samples into the current interval.
@@ -180,7 +175,7 @@ func (c *Collector) Add(samples []Sample) {
 func (c *Collector) add(s *Sample) {
 	set := c.cur[s.Op]
 	if set == nil {
-		set = newIntervalSet()
+		set = newIntervalSet(&c.pages)
 		c.cur[s.Op] = set
 	}
 	switch {
@@ -206,13 +201,12 @@ func (c *Collector) add(s *Sample) {
 	// A failed operation still took the time it took: leaving errors out of the latency
 	// histograms would flatter a system that times out.
 	if lag == 0 {
-		set.onTime.record(Clamp(s.Service()), &c.pages)
-		set.onTimeN++
+		set.onTime.record(Clamp(s.Service()))
 		return
 	}
-	set.response.record(Clamp(s.Response()), &c.pages)
-	set.service.record(Clamp(s.Service()), &c.pages)
-	set.lag.record(Clamp(lag), &c.pages)
+	set.Response.record(Clamp(s.Response()))
+	set.Service.record(Clamp(s.Service()))
+	set.Lag.record(Clamp(lag))
 }
 
 // AddVirtual records one sample of a virtual-time run, closing every interval that ends
@@ -234,10 +228,9 @@ func (c *Collector) AddVirtual(s *Sample) {
 // cumulative totals.
 func (c *Collector) Flush(end time.Duration, inFlight int64) {
 	iv := Interval{Start: c.start, End: end, Ops: c.cur, All: c.all, InFlight: inFlight}
-	c.all.reset()
 	for _, s := range c.cur {
 		if s != nil {
-			s.settle(&c.pages)
+			s.settle()
 			c.all.merge(s)
 		}
 	}
@@ -254,6 +247,7 @@ func (c *Collector) Flush(end time.Duration, inFlight int64) {
 		s.mergeInto(c.cum[i])
 		s.reset() // kept allocated for the next interval
 	}
+	c.all.reset()
 	c.start = end
 }
 

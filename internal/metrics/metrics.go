@@ -31,9 +31,6 @@ const (
 // NewHistogram returns an empty histogram with the harness's range and precision.
 func NewHistogram() *hdr.Histogram { return hdr.New(Lowest, Highest, SigFigs) }
 
-// NewIntervalHistogram returns an empty sparse histogram with the same buckets.
-func NewIntervalHistogram() *hdr.PackedHistogram { return hdr.NewPacked(Lowest, Highest, SigFigs) }
-
 // Clamp keeps a value inside the trackable range (an hour-long operation is recorded as an
 // hour; a 0 ns one as 1 µs) so that no sample is ever silently lost.
 func Clamp(ns int64) int64 {

@@ -2,6 +2,9 @@ package results
 
 import (
 	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -15,7 +18,8 @@ import (
 // for a dense histogram holding the same values: empty, one value, the range's ends, long
 // zero runs, large counts, and latency-like spreads. The compressed bytes differ (Huffman
 // only against best compression), so the line's fields are compared as text up to the
-// histogram and the histogram as what the library decodes from it.
+// histogram, the histogram as what the library decodes from it, and the bytes compressed
+// as those the library compresses.
 func TestIntervalEncoderMatchesTheLibrary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	cases := map[string][]int64{
@@ -39,14 +43,16 @@ func TestIntervalEncoderMatchesTheLibrary(t *testing.T) {
 
 	enc := newIntervalEncoder()
 	for name, values := range cases {
-		dense, packed := metrics.NewHistogram(), metrics.NewIntervalHistogram()
+		dense, paged := metrics.NewHistogram(), new(metrics.PagedHistogram)
 		for _, v := range values {
 			if err := dense.RecordValue(v); err != nil {
 				t.Fatal(err)
 			}
-			if err := packed.RecordValue(v); err != nil {
-				t.Fatal(err)
-			}
+			paged.RecordValue(v)
+		}
+		libEncoded, err := dense.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
 		}
 		for _, tag := range []string{"", "service"} {
 			var want, got bytes.Buffer
@@ -59,8 +65,11 @@ func TestIntervalEncoderMatchesTheLibrary(t *testing.T) {
 			// Twice: the reused zlib writer and buffers must not carry state over.
 			for i := 0; i < 2; i++ {
 				got.Reset()
-				if err := enc.writeLine(&got, tag, 61_000, 62_000, packed); err != nil {
+				if err := enc.writeLine(&got, tag, 61_000, 62_000, paged); err != nil {
 					t.Fatal(err)
+				}
+				if a, b := enc.inner, uncompressed(t, libEncoded); !bytes.Equal(a, b) {
+					t.Fatalf("%s tag %q: encoded %d bytes before compression, the library %d", name, tag, len(a), len(b))
 				}
 				gotFields, gotHist := splitLogLine(t, got.String())
 				wantFields, _ := splitLogLine(t, want.String())
@@ -84,6 +93,25 @@ func TestIntervalEncoderMatchesTheLibrary(t *testing.T) {
 			}
 		}
 	}
+}
+
+// uncompressed is the V2 encoding inside a compressed one (base64, cookie and length,
+// zlib).
+func uncompressed(t *testing.T, encoded []byte) []byte {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(string(encoded))
+	if err != nil || len(raw) < 8 {
+		t.Fatalf("not a compressed histogram: %v", err)
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // splitLogLine splits an interval log line into its text fields (tag, start, length, max)
@@ -119,18 +147,18 @@ func sameCounts(a, b *hdr.Histogram) bool {
 // as a log line, by the reusing encoder and by the library's writer (dense histogram).
 func BenchmarkIntervalEncode(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	dense, packed := metrics.NewHistogram(), metrics.NewIntervalHistogram()
+	dense, paged := metrics.NewHistogram(), new(metrics.PagedHistogram)
 	for i := 0; i < 4000; i++ {
 		v := metrics.Clamp(int64(200_000 + rng.ExpFloat64()*300_000))
 		_ = dense.RecordValue(v)
-		_ = packed.RecordValue(v)
+		paged.RecordValue(v)
 	}
 	var buf bytes.Buffer
 	b.Run("reusing", func(b *testing.B) {
 		enc := newIntervalEncoder()
 		for i := 0; i < b.N; i++ {
 			buf.Reset()
-			_ = enc.writeLine(&buf, "service", 0, 1000, packed)
+			_ = enc.writeLine(&buf, "service", 0, 1000, paged)
 		}
 	})
 	b.Run("library", func(b *testing.B) {

@@ -2,7 +2,9 @@ package results
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,5 +193,61 @@ func TestJavaHistogramLogProcessorReadsOurLogs(t *testing.T) {
 		if total != 1500 || math.Abs(p99ms-want) > 0.01*want+0.001 || math.Abs(maxms-wantMax) > 0.01*wantMax {
 			t.Errorf("tag %q: Java read %d values, p99 %.3fms, max %.3fms; we wrote 1500, p99 %.3fms, max %.3fms", tc.tag, total, p99ms, maxms, want, wantMax)
 		}
+	}
+}
+
+// BenchmarkIntervalClose: closing one interval of a simulated run into a results
+// directory: the collector's Flush with the variant writer's sink (three log lines per
+// operation type and a time-series point). The interval is one second like Black Friday's
+// plateau, as metrics' BenchmarkCollectorFlush makes it: 50,000 operations over 25
+// operation types of uneven weights, up to several hundred buckets each, a third failing at
+// once; late=0.1 starts a tenth of them late (no interval is on time). The samples are added
+// with the timer stopped.
+func BenchmarkIntervalClose(b *testing.B) {
+	for _, late := range []float64{0, 0.1} {
+		b.Run(fmt.Sprintf("late=%g", late), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			const ops, n = 25, 50_000
+			names := make([]string, ops)
+			for i := range names {
+				names[i] = fmt.Sprintf("op%02d", i)
+			}
+			ms := float64(time.Millisecond)
+			batch := make([]metrics.Sample, 0, n)
+			for i := 0; i < n; i++ {
+				op := min(int(rng.ExpFloat64()*6), ops-1)
+				at := int64(i) * int64(time.Second) / n
+				s := metrics.Sample{Intended: at, Start: at, Op: uint16(op)}
+				if rng.Float64() < late {
+					s.Start += int64(rng.ExpFloat64() * ms)
+				}
+				lat := (0.25 + 1.15*float64(op*7%ops)/ops) * ms * math.Exp(0.06*rng.NormFloat64())
+				if rng.IntN(50) == 0 {
+					lat *= 1.5
+				}
+				if op%3 == 1 {
+					lat = 1000
+				}
+				s.End = s.Start + int64(lat)
+				batch = append(batch, s)
+			}
+			dir, err := Create(filepath.Join(b.TempDir(), "r"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer dir.Close()
+			vw := dir.Variant("v", names, time.Unix(1_700_000_000, 0), Timeline{})
+			defer vw.Close()
+			col := metrics.NewCollector(ops, time.Millisecond, time.Second, vw.Sink)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				col.Add(batch)
+				b.StartTimer()
+				col.Flush(time.Duration(i+1)*time.Second, 0)
+			}
+			if err := col.Err(); err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 }

@@ -226,19 +226,19 @@ func (w *VariantWriter) Sink(iv *metrics.Interval) error {
 		if err != nil {
 			return err
 		}
-		if err := w.enc.writeLine(lf.w, "", startMs, endMs, set.Response); err != nil {
+		if err := w.enc.writeLine(lf.w, "", startMs, endMs, &set.Response); err != nil {
 			return err
 		}
 		if set.OnTime {
 			// The same values as the response times: the same encoding.
 			err = w.enc.writeEncoded(lf.w, "service", startMs, endMs, set.Response.Max())
 		} else {
-			err = w.enc.writeLine(lf.w, "service", startMs, endMs, set.Service)
+			err = w.enc.writeLine(lf.w, "service", startMs, endMs, &set.Service)
 		}
 		if err != nil {
 			return err
 		}
-		if err := w.enc.writeLine(lf.w, "lag", startMs, endMs, set.Lag); err != nil {
+		if err := w.enc.writeLine(lf.w, "lag", startMs, endMs, &set.Lag); err != nil {
 			return err
 		}
 	}
