@@ -324,3 +324,81 @@ func TestSimulatedVariantsShareOneStream(t *testing.T) {
 		t.Fatalf("the stream has only %d operations", own.n)
 	}
 }
+
+// sharingSim is a fakeSim whose group shares work (backend.Sharing): Share counts the
+// operations of every block it is handed and checks that each block was handled before
+// the simulator read it.
+type sharingSim struct {
+	fakeSim
+	group   *sharingGroup
+	members int
+}
+
+type sharingGroup struct {
+	mu      sync.Mutex
+	handled uint64 // operations handed to the per-block function, in stream order
+	calls   int
+	bad     string
+}
+
+func (f *sharingSim) Share(_ context.Context, members []backend.Virtual, newSource func() (workloads.Source, error)) func([]workloads.Op) {
+	g := &sharingGroup{}
+	for _, m := range members {
+		m.(*sharingSim).group = g
+	}
+	f.members = len(members)
+	if _, err := newSource(); err != nil {
+		g.bad = err.Error()
+	}
+	return func(blk []workloads.Op) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.calls++
+		if blk[0].Seq != g.handled && g.bad == "" {
+			g.bad = fmt.Sprintf("block at %d handed after %d operations", blk[0].Seq, g.handled)
+		}
+		g.handled += uint64(len(blk))
+	}
+}
+
+func (f *sharingSim) Simulate(ctx context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error {
+	if f.group == nil { // Share was not called: the test says so
+		return f.fakeSim.Simulate(ctx, next, record)
+	}
+	return f.fakeSim.Simulate(ctx, func(op *workloads.Op) bool {
+		if !next(op) {
+			return false
+		}
+		f.group.mu.Lock()
+		defer f.group.mu.Unlock()
+		if op.Seq >= f.group.handled && f.group.bad == "" {
+			f.group.bad = fmt.Sprintf("operation %d read before its block was handed over", op.Seq)
+		}
+		return true
+	}, record)
+}
+
+// A group of simulators that share work is introduced to one another once, and the
+// function Share returns sees every block of the group's stream, in order, before any
+// member reads it.
+func TestSimulatedGroupShares(t *testing.T) {
+	sc := testScenario(scenario.ArrivalPoisson, 64, scenario.Phase{Name: "p", Type: scenario.PhaseConstant, Duration: 5 * time.Second, Rate: 20000})
+	sims := []*sharingSim{{}, {}, {}}
+	var variants []Variant
+	for i, s := range sims {
+		variants = append(variants, Variant{Name: fmt.Sprintf("v%d", i), Virtual: s})
+	}
+	if _, err := Run(context.Background(), testConfig(t, sc, 3, variants...)); err != nil {
+		t.Fatal(err)
+	}
+	g := sims[0].group
+	if g == nil || sims[0].members != len(sims) || sims[1].group != g || sims[1].members != 0 {
+		t.Fatalf("Share must be called once, on the first member, with all %d: %+v", len(sims), sims)
+	}
+	if g.bad != "" {
+		t.Error(g.bad)
+	}
+	if g.handled != uint64(sims[0].n) || g.calls < 2 {
+		t.Errorf("the per-block function handled %d operations in %d calls; the stream has %d", g.handled, g.calls, sims[0].n)
+	}
+}
