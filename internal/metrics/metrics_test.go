@@ -1,9 +1,6 @@
 package metrics
 
 import (
-	"fmt"
-	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,53 +112,5 @@ func BenchmarkCollectorAdd(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i += len(batch) {
 		c.Add(batch)
-	}
-}
-
-// intervalSamples is one second of a simulated run like Black Friday's plateau: 50,000
-// operations over 25 operation types of uneven weights. Like the run's interval logs, an
-// operation type populates up to several hundred buckets over a few pages (medians from
-// 0.25 to 1.4 ms, narrowly spread, a 2% tail at 1.5 times), and a third of them fail
-// at once (all in one bucket). A share of the samples start late (up to a few ms), which
-// makes the interval's OnTime false.
-func intervalSamples(rng *rand.Rand, lateShare float64) []Sample {
-	const ops, n = 25, 50_000
-	ms := float64(time.Millisecond)
-	out := make([]Sample, 0, n)
-	for i := 0; i < n; i++ {
-		op := min(int(rng.ExpFloat64()*6), ops-1)
-		at := int64(i) * int64(time.Second) / n
-		s := Sample{Intended: at, Start: at, Op: uint16(op)}
-		if rng.Float64() < lateShare {
-			s.Start += int64(rng.ExpFloat64() * ms)
-		}
-		lat := (0.25 + 1.15*float64(op*7%ops)/ops) * ms * math.Exp(0.06*rng.NormFloat64())
-		if rng.IntN(50) == 0 {
-			lat *= 1.5
-		}
-		if op%3 == 1 {
-			lat = 1000
-		}
-		s.End = s.Start + int64(lat)
-		out = append(out, s)
-	}
-	return out
-}
-
-// BenchmarkCollectorFlush: closing an interval of intervalSamples (without a sink): the
-// interval histograms settled, merged into the interval's All set and into the cumulative
-// histograms. The samples are added with the timer stopped.
-func BenchmarkCollectorFlush(b *testing.B) {
-	for _, late := range []float64{0, 0.1} {
-		b.Run(fmt.Sprintf("late=%g", late), func(b *testing.B) {
-			batch := intervalSamples(rand.New(rand.NewPCG(1, 2)), late)
-			c := NewCollector(25, time.Millisecond, time.Second, nil)
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				c.Add(batch)
-				b.StartTimer()
-				c.Flush(time.Duration(i+1)*time.Second, 0)
-			}
-		})
 	}
 }

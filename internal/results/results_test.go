@@ -17,6 +17,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/itest"
 	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/metrics/metricstest"
 )
 
 // writeRun records known samples through a collector into a results directory.
@@ -199,7 +200,7 @@ func TestJavaHistogramLogProcessorReadsOurLogs(t *testing.T) {
 // BenchmarkIntervalClose: closing one interval of a simulated run into a results
 // directory: the collector's Flush with the variant writer's sink (three log lines per
 // operation type and a time-series point). The interval is one second like Black Friday's
-// plateau, as metrics' BenchmarkCollectorFlush makes it: 50,000 operations over 25
+// plateau (metricstest.PlateauSecond): 50,000 operations over 25
 // operation types of uneven weights, up to several hundred buckets each, a third failing at
 // once; late=0.1 starts a tenth of them late (no interval is on time). The samples are added
 // with the timer stopped.
@@ -207,30 +208,12 @@ func BenchmarkIntervalClose(b *testing.B) {
 	for _, late := range []float64{0, 0.1} {
 		b.Run(fmt.Sprintf("late=%g", late), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			const ops, n = 25, 50_000
+			const ops = metricstest.PlateauOps
 			names := make([]string, ops)
 			for i := range names {
 				names[i] = fmt.Sprintf("op%02d", i)
 			}
-			ms := float64(time.Millisecond)
-			batch := make([]metrics.Sample, 0, n)
-			for i := 0; i < n; i++ {
-				op := min(int(rng.ExpFloat64()*6), ops-1)
-				at := int64(i) * int64(time.Second) / n
-				s := metrics.Sample{Intended: at, Start: at, Op: uint16(op)}
-				if rng.Float64() < late {
-					s.Start += int64(rng.ExpFloat64() * ms)
-				}
-				lat := (0.25 + 1.15*float64(op*7%ops)/ops) * ms * math.Exp(0.06*rng.NormFloat64())
-				if rng.IntN(50) == 0 {
-					lat *= 1.5
-				}
-				if op%3 == 1 {
-					lat = 1000
-				}
-				s.End = s.Start + int64(lat)
-				batch = append(batch, s)
-			}
+			batch := metricstest.PlateauSecond(rng, late)
 			dir, err := Create(filepath.Join(b.TempDir(), "r"))
 			if err != nil {
 				b.Fatal(err)
