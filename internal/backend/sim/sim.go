@@ -268,10 +268,11 @@ func (s *Simulator) execute(op *workloads.Op, start int64) (int64, metrics.Class
 // places its step, else with the variant's placer, its observer analysing it. The reach
 // is valid until the next call.
 func (s *Simulator) reach(a *design.Access, op *workloads.Op) *reach {
-	if s.shares != nil {
-		if t := s.shares[a.Step.ID]; t >= 0 && s.shared(t, a, op) {
-			return &s.r
+	if s.shares != nil && s.shares[a.Step.ID] >= 0 {
+		if !s.shared(s.shares[a.Step.ID], a, op) {
+			s.r.set(s.placer.Place(a, op)) // the shared table analysed it
 		}
+		return &s.r
 	}
 	w := s.placer.Place(a, op)
 	s.obs.Access(a, op, w)
