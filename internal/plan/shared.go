@@ -206,33 +206,62 @@ func Variants(ctx context.Context, names []string, plans []*design.Plan, c *Clus
 }
 
 // ShareTables lets each observer borrow ([Observer.Borrow]) the analysis of every table
-// or collection an earlier observer in obs makes alike: the same model, the same design
-// signature ([design.Plan.TargetSignature]) and the same layout (ring, replication, chunk
-// table, shards). A sweep over one collection's shard key, or the derived designs of a
-// seed, then places each distinct table once instead of once per variant, with the same
-// results. The observers must observe the same operations. nil entries are skipped. It
-// returns how many tables are borrowed.
+// or collection an earlier observer in obs makes alike ([AlikeTables]). A sweep over one
+// collection's shard key, or the derived designs of a seed, then places each distinct
+// table once instead of once per variant, with the same results. The observers must
+// observe the same operations. nil entries are skipped. It returns how many tables are
+// borrowed.
 func ShareTables(obs []*Observer) int {
-	owners := map[string]*Observer{}
-	n := 0
-	for _, o := range obs {
-		if o == nil {
-			continue
+	pls := make([]*Placer, len(obs))
+	for i, o := range obs {
+		if o != nil {
+			pls[i] = o.Placer
 		}
-		for _, target := range Targets(o.Placer.Plan) {
-			key := o.Placer.ShareKey(target)
-			if key == "" {
-				continue
-			}
-			if owner, ok := owners[key]; ok {
-				o.Borrow(target, owner)
-				n++
-				continue
-			}
-			owners[key] = o
+	}
+	n := 0
+	for _, t := range AlikeTables(pls) {
+		for _, i := range t.Placers[1:] {
+			obs[i].Borrow(t.Target, obs[t.Placers[0]])
+			n++
 		}
 	}
 	return n
+}
+
+// AlikeTable is a table or collection that two or more placers place alike, and which
+// (indexes into the placers given to [AlikeTables], in order).
+type AlikeTable struct {
+	Target  string
+	Placers []int
+}
+
+// AlikeTables finds the tables and collections that two or more of pls place alike: the
+// same model, the same design signature ([design.Plan.TargetSignature]) and the same
+// layout (ring, replication, chunk table, shards), as [Placer.ShareKey] says. One of them
+// can place and analyse such a table's accesses for all. nil entries are skipped; tables
+// come in the order the placers first reach them.
+func AlikeTables(pls []*Placer) []AlikeTable {
+	var out []AlikeTable
+	byKey := map[string]int{} // into out
+	for i, pl := range pls {
+		if pl == nil {
+			continue
+		}
+		for _, target := range Targets(pl.Plan) {
+			key := pl.ShareKey(target)
+			if key == "" {
+				continue
+			}
+			k, ok := byKey[key]
+			if !ok {
+				k = len(out)
+				byKey[key] = k
+				out = append(out, AlikeTable{Target: target})
+			}
+			out[k].Placers = append(out[k].Placers, i)
+		}
+	}
+	return slices.DeleteFunc(out, func(t AlikeTable) bool { return len(t.Placers) < 2 })
 }
 
 // Targets lists the tables and collections p's steps reach, in the order of its steps.

@@ -102,7 +102,6 @@ type cohort struct {
 // placer and observer are its own (a member's serve that member's goroutine), used one
 // block at a time by whichever member reaches the block first.
 type sharedTable struct {
-	target string
 	plan   *design.Plan // the first member's plan, its steps on target only
 	placer *plan.Placer
 	obs    *plan.Observer
@@ -140,43 +139,22 @@ type placed struct {
 // not be built take no part.
 func newCohort(sims []*Simulator, sample []workloads.Op) *cohort {
 	g := &cohort{at: make([]int, len(sims))}
-	type class struct {
-		target  string
-		members []*Simulator
-	}
-	var classes []*class
-	byKey := map[string]*class{}
-	for _, x := range sims {
-		if x.prepErr != nil {
-			continue
-		}
-		for _, target := range plan.Targets(x.cfg.Plan) {
-			key := x.placer.ShareKey(target)
-			if key == "" {
-				continue
-			}
-			c := byKey[key]
-			if c == nil {
-				c = &class{target: target}
-				byKey[key] = c
-				classes = append(classes, c)
-			}
-			c.members = append(c.members, x)
+	pls := make([]*plan.Placer, len(sims))
+	for i, x := range sims {
+		if x.prepErr == nil {
+			pls[i] = x.placer
 		}
 	}
-	for _, c := range classes {
-		if len(c.members) < 2 {
-			continue
-		}
-		owner := c.members[0]
-		p := owner.cfg.Plan.Only(c.target)
+	for _, t := range plan.AlikeTables(pls) {
+		owner := sims[t.Placers[0]]
+		p := owner.cfg.Plan.Only(t.Target)
 		pl, err := plan.NewPlacer(p, &owner.opt.Cluster, sample)
-		if err != nil || pl.ShareKey(c.target) != owner.placer.ShareKey(c.target) {
+		if err != nil || pl.ShareKey(t.Target) != owner.placer.ShareKey(t.Target) {
 			continue // cannot happen: the owner's placer was built alike; then it is not shared
 		}
-		st := &sharedTable{target: c.target, plan: p, placer: pl, obs: plan.NewObserver(pl)}
-		for _, m := range c.members {
-			m.borrow(c.target, len(g.tables), st.obs)
+		st := &sharedTable{plan: p, placer: pl, obs: plan.NewObserver(pl)}
+		for _, i := range t.Placers {
+			sims[i].borrow(t.Target, len(g.tables), st.obs)
 		}
 		g.tables = append(g.tables, st)
 	}
