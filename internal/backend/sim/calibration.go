@@ -60,7 +60,7 @@ type FitRow struct {
 // ReadCalibration reads and checks a parameter file; errors name the file, line and
 // field.
 func ReadCalibration(path string) (*Calibration, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlx.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
