@@ -19,6 +19,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/shardbench/shardbench/internal/inputfile"
+	"github.com/shardbench/shardbench/internal/metrics"
 )
 
 // CheckHistogramLogs reads every interval log the summary names, through the bounded
@@ -146,9 +147,16 @@ func (c *logChecker) payload(b64 []byte) error {
 	if err != nil {
 		return errors.New("bad zlib header")
 	}
-	var head [8]byte
+	var head [v2HeaderSize]byte
 	if _, err := io.ReadFull(c.zr, head[:]); err != nil || binary.BigEndian.Uint32(head[:])&^0xf0 != uint32(hdr.V2EncodingCookieBase) {
 		return errors.New("not a V2 histogram inside")
+	}
+	// The harness's geometry, which every log it writes has: a histogram decoded with
+	// another would be of another size (a header asking for 5 significant digits up to
+	// 2^63 would take 64 MB per line) and could not merge with the others.
+	sig, low, high := binary.BigEndian.Uint32(head[12:]), binary.BigEndian.Uint64(head[16:]), binary.BigEndian.Uint64(head[24:])
+	if int64(sig) != metrics.SigFigs || int64(low) != metrics.Lowest || int64(high) != metrics.Highest {
+		return fmt.Errorf("a histogram of %d significant digits from %d to %d ns, not the harness's %d from %d to %d", sig, low, high, metrics.SigFigs, metrics.Lowest, metrics.Highest)
 	}
 	if _, err := io.Copy(io.Discard, c.zr); err != nil {
 		return errors.New("zlib stream " + strings.TrimPrefix(err.Error(), "zlib: "))

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func TestCheckHistogramLogs(t *testing.T) {
@@ -56,10 +59,10 @@ func TestCheckHistogramLogs(t *testing.T) {
 	}
 }
 
-// flip changes one byte inside the base64 payload of an interval line (past the zlib
-// header), so only the stream's checksum can tell.
+// flip changes one character near the end of an interval line's base64 payload (in the
+// zlib stream's Adler-32 checksum), so only the checksum can tell.
 func flip(line string) string {
-	i := strings.LastIndexByte(line, ',') + 40
+	i := len(strings.TrimRight(line, "\n=")) - 3
 	b := []byte(line)
 	if b[i] == 'A' {
 		b[i] = 'B'
@@ -128,5 +131,23 @@ func TestCheckRunSize(t *testing.T) {
 	}
 	if err := CheckRunSize(1, 25, 1000000*time.Hour); err == nil || !strings.Contains(err.Error(), "at most 72.8h") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A line whose histogram header asks for another geometry is refused before it is
+// decoded: one such line could otherwise allocate 64 MB.
+func TestIntervalOfAnotherGeometryIsRefused(t *testing.T) {
+	h := hdr.New(1, 1<<62, 5)
+	h.RecordValue(42)
+	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "x.hlog")
+	os.WriteFile(p, []byte("0.000,1.000,0.042,"+string(b)+"\n"), 0o644)
+	err = EachInterval(p, func(IntervalHistogram) error { t.Fatal("decoded"); return nil })
+	want := p + ":1: a histogram of 5 significant digits from 1 to 4611686018427387904 ns, not the harness's 3 from 1000 to 3600000000000"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrUnreadable) {
+		t.Fatalf("err = %v\nwant %s", err, want)
 	}
 }

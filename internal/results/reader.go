@@ -288,10 +288,16 @@ func ReadHistogramLog(path string) ([]IntervalHistogram, error) {
 }
 
 // EachInterval calls fn with each interval of an HdrHistogram interval log, read through
-// the bounded reader; a bad line is an error naming it.
+// the bounded reader; a bad line is an error naming it. Each line is checked as
+// CheckHistogramLogs does before it is decoded, so a crafted header cannot make one
+// histogram of unbounded size.
 func EachInterval(path string, fn func(IntervalHistogram) error) error {
+	c := &logChecker{}
 	err := inputfile.Lines(path, inputfile.HistogramLog, func(b []byte, n int, _ bool) error {
 		l, ok, err := parseLogLine(b)
+		if err == nil && ok {
+			err = c.payload(l.payload)
+		}
 		if err != nil {
 			return unreadablef("%s:%d: %v", path, n, err)
 		}
