@@ -88,7 +88,7 @@ func TestRunRefusesFlagsPastCeilings(t *testing.T) {
 		want string
 	}{
 		{[]string{"--rate-scale", "0"}, "--rate-scale must be a positive number, got 0"},
-		{[]string{"--rate-scale", "1e9"}, "--rate-scale 1e+09 would schedule 2e+11 ops/s at the scenario's peak of 200, over the 1e+08 ops/s one run can schedule: at most --rate-scale 500000"},
+		{[]string{"--rate-scale", "1e9"}, "--rate-scale 1e+09 would schedule 2e+11 ops/s at the scenario's peak of 200, over the 1e+07 ops/s one run can schedule: at most --rate-scale 50000"},
 		{[]string{"--duration", "0s"}, "--duration must be positive, got 0s"},
 		{[]string{"--duration", "1000000h"}, "--duration 1000000h is over the 7d one run may last"},
 		{[]string{"--duration", "100h"}, "--duration 100h: the results of 1 variant(s) over 100h would be about"},
@@ -101,6 +101,12 @@ func TestRunRefusesFlagsPastCeilings(t *testing.T) {
 			t.Fatalf("%v: a refused run must write nothing", c.args)
 		}
 	}
+	// Within the rate ceiling, the simulator still holds each operation until it completes
+	// or times out: 5e6 ops/s with a 5 s timeout is refused at load.timeout's line; a
+	// real-time backend holds at most max_in_flight.
+	fast := writeFile(t, "fast.yaml", strings.Replace(hardenScenario, "rate: 200, duration: 1s", "rate: 5M, duration: 1s", 1))
+	runMain(t, "run", fast, "--backend", "sim", "--quiet", "--no-report", "--out", out).
+		expect(t, exitUsage, fast+":4:3: load.timeout: the simulator keeps each operation until it completes or times out: at the peak of 5e+06 ops/s with a timeout of 5s it may hold 2.5e+07 operations, over the 16777216 it can")
 	// A schedule the results cannot hold, from the file: the error points at its line.
 	long := strings.Replace(hardenScenario, "duration: 1s", "duration: 100h", 1)
 	p := writeFile(t, "long.yaml", long)

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/backend/sim"
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/yamlx"
@@ -153,6 +154,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	in, err := loadRun(opts.ScenarioPath, ov)
 	if err != nil {
 		return err
+	}
+	if opts.Backend == "sim" {
+		if err := sim.CheckMemory(in.Scenario); err != nil {
+			return usageError(err)
+		}
 	}
 	if err := results.CheckRunSize(len(in.Variants), len(in.Ops), in.Schedule.Duration()); err != nil {
 		if !opts.DurationSet {

@@ -22,6 +22,8 @@ func TestErrorsOfAbsentOrBadSectionsHaveLocations(t *testing.T) {
 			"s.yaml:9:25: population.hot_products.count: must be between 0 and population.products"},
 		"absent bots": {minimal + "population:\n  bots: {share: 0.1}\n",
 			"s.yaml:8:9: population.bots.count: must be at least 1 when share is set"},
+		"no load section": {"name: x\nmix: {a: 1}\n",
+			"s.yaml:1:1: load.phases: must list at least one phase"},
 		"null section": {"name: x\nload:\nmix: {a: 1}\n",
 			"s.yaml:2:6: load.phases: must list at least one phase"},
 	} {
@@ -48,7 +50,7 @@ func TestApplyRefusesOverridesPastCeilings(t *testing.T) {
 	}{
 		{Overrides{RateScale: 0, RateScaleSet: true}, "--rate-scale must be a positive number, got 0"},
 		{Overrides{RateScale: -1}, "--rate-scale must be a positive number, got -1"},
-		{Overrides{RateScale: 1e9}, "--rate-scale 1e+09 would schedule 5e+13 ops/s at the scenario's peak of 50000, over the 1e+08 ops/s one run can schedule: at most --rate-scale 2000"},
+		{Overrides{RateScale: 1e9}, "--rate-scale 1e+09 would schedule 5e+13 ops/s at the scenario's peak of 50000, over the 1e+07 ops/s one run can schedule: at most --rate-scale 200"},
 		{Overrides{Duration: 0, DurationSet: true}, "--duration must be positive, got 0s"},
 		{Overrides{Duration: -time.Second}, "--duration must be positive, got -1s"},
 		{Overrides{Duration: 1000000 * time.Hour}, "--duration 1000000h is over the 7d one run may last"},
@@ -70,10 +72,10 @@ func TestApplyWithinCeilings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Apply(Overrides{RateScale: 2000, RateScaleSet: true, Duration: 7 * time.Second, DurationSet: true}); err != nil {
+	if err := s.Apply(Overrides{RateScale: 200, RateScaleSet: true, Duration: 7 * time.Second, DurationSet: true}); err != nil {
 		t.Fatal(err)
 	}
-	if s.Duration() != 7*time.Second || s.Load.Phases[1].Peak != 1e8 {
+	if s.Duration() != 7*time.Second || s.Load.Phases[1].Peak != 1e7 {
 		t.Fatalf("duration %s, peak %g", s.Duration(), float64(s.Load.Phases[1].Peak))
 	}
 	p := s.Load.Phases[1]

@@ -157,3 +157,28 @@ func (n *nodeNames) describe() string {
 	}
 	return "it has " + strings.Join(parts, "; ")
 }
+
+// maxHeld bounds the operations the simulator may hold at once. It keeps every operation
+// until it completes or times out (grainQueue), so at worst — every node saturated, every
+// operation waiting out load.timeout — it holds the peak rate times the timeout: 500,000
+// for Black Friday's 100K ops/s and 5 s. 16 M samples of 32 bytes stay under a gigabyte
+// with the buffers' growth.
+const maxHeld = 16 << 20
+
+// CheckMemory refuses a scenario the simulator could not hold in memory: a peak rate and
+// load.timeout whose product is more operations than maxHeld. The error names both and
+// what to lower.
+func CheckMemory(sc *scenario.Scenario) error {
+	var peak float64
+	for _, p := range sc.Load.Phases {
+		peak = max(peak, float64(p.Rate), float64(p.From), float64(p.To), float64(p.Peak))
+	}
+	held := peak * sc.Load.Timeout.Seconds()
+	if held <= maxHeld {
+		return nil
+	}
+	pos, path := sc.Load.Loc.At("timeout")
+	return yamlx.Errors{{Pos: pos, Path: path, Msg: fmt.Sprintf(
+		"the simulator keeps each operation until it completes or times out: at the peak of %g ops/s with a timeout of %s it may hold %.3g operations, over the %d it can (lower the rate, --rate-scale, or load.timeout)",
+		peak, yamlx.FormatDuration(sc.Load.Timeout), held, maxHeld)}}
+}
