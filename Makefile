@@ -8,7 +8,7 @@ BIN     := $(CURDIR)/bin/shardbench
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build demo test unit vet fuzz fuzz-short bench pgo clean
+.PHONY: all build demo test unit vet fuzz fuzz-short fuzz-keep bench pgo clean
 
 include testenv/cassandra/cassandra.mk
 include testenv/ferretdb/ferretdb.mk
@@ -35,9 +35,9 @@ vet:
 unit:
 	$(GO) test -count=1 ./...
 
-## fuzz: every fuzz target for FUZZTIME each (longer: make fuzz FUZZTIME=10m). The inputs
-## each one found interesting stay in Go's cache; a failing input is written under the
-## package's testdata/fuzz and then runs with every `go test`.
+## fuzz: every fuzz target for FUZZTIME each (longer: make fuzz FUZZTIME=10m). A failing
+## input is written under the package's testdata/fuzz and then runs with every `go test`;
+## the inputs found interesting stay in Go's cache until `make fuzz-keep` copies them there.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./internal/yamlx:FuzzUnmarshal \
@@ -49,6 +49,16 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
 		$(GO) test $${t%%:*} -run XXX -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s; \
+	done
+
+## fuzz-keep: copy the corpus the fuzz targets found (Go's cache) into testdata/fuzz.
+fuzz-keep:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		src=$$($(GO) env GOCACHE)/fuzz/github.com/shardbench/shardbench/$${pkg#./}/$$name; \
+		[ -d "$$src" ] || continue; \
+		mkdir -p $$pkg/testdata/fuzz/$$name && cp -n $$src/* $$pkg/testdata/fuzz/$$name/; \
+		echo "$$pkg/testdata/fuzz/$$name: $$(ls $$pkg/testdata/fuzz/$$name | wc -l) inputs"; \
 	done
 
 ## fuzz-short: every fuzz target for a few seconds, as part of `make test`.
