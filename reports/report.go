@@ -599,7 +599,7 @@ func heads(names ...string) []cell {
 var numHeads = map[string]bool{}
 
 func init() {
-	for _, h := range []string{"value", "threshold", "ops", "ops/s", "target/s", "achieved/s", "achieved", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "error rate", "late", "dropped", "scheduled", "completed", "share", "reads", "writes", "rows", "bytes", "bytes written", "rows written", "projected", "projected size", "projected rows", "deviation", "max/mean", "CV", "Gini", "start", "end", "duration", "expected ops", "count", "at", "service p50", "service p99", "service p99.9", "lag p99", "top 1%", "top 10%", "observed", "limit", "± bound", "partitions", "Δ", "change", "#"} {
+	for _, h := range []string{"value", "threshold", "ops", "ops/s", "target/s", "achieved/s", "achieved", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "error rate", "late", "dropped", "scheduled", "completed", "serves", "share", "reads", "writes", "rows", "bytes", "bytes written", "rows written", "projected", "projected size", "projected rows", "deviation", "max/mean", "CV", "Gini", "start", "end", "duration", "expected ops", "count", "at", "service p50", "service p99", "service p99.9", "lag p99", "top 1%", "top 10%", "observed", "limit", "± bound", "partitions", "Δ", "change", "#"} {
 		numHeads[h] = true
 	}
 }

@@ -269,6 +269,9 @@ func evalOp(r *Rule, run *Run, v *results.Variant, st *results.OpStats, c result
 	if !ok {
 		return absent(c, fmt.Sprintf("%s has no scheduled operations in variant %s", st.Op, v.Name))
 	}
+	if m.Name == "served_share" {
+		return judge(r, c, val, "")
+	}
 	return judge(r, c, val, servedOnly(v, st))
 }
 

@@ -38,7 +38,7 @@ const (
 	v1NoSection = "operations (all counted not_supported)"
 	v1Foreign   = "have steps on another database"
 	// v1Reason is what a converted operation says, lacking the design's own reason.
-	v1Reason = "not served by this variant (converted from a version-1 results directory, which counted it as a not_supported error)"
+	v1Reason = "reason not recorded (a version-1 results directory, which counted it as a failed operation of zero latency)"
 	// v1MaxRefusal is the largest service-time p99 a real backend's refusal took.
 	v1MaxRefusal = 0.1 // ms
 )
@@ -75,7 +75,7 @@ func convertV1(s *Summary) (map[string]bool, error) {
 		}
 		v.Totals = totals
 		dropV1Refusals(v)
-		v.Notes = append(v.Notes, fmt.Sprintf("converted on reading (summary version 1): %d operation type(s) this variant does not serve were counted as not_supported errors of zero latency; they are shown as not served, and the totals and time series merge the served operations only", n))
+		v.Notes = append(v.Notes, fmt.Sprintf("converted on reading (summary version 1): %d operation type(s) this variant does not serve were counted as failed operations of zero latency; they are shown as not served, and the totals and time series merge the served operations only", n))
 	}
 	s.Version = Version
 	return changed, nil

@@ -71,7 +71,7 @@ func TestReadConvertsVersion1(t *testing.T) {
 				continue
 			}
 			unserved = append(unserved, st.Op)
-			if st.Scheduled != 0 || st.Completed != 0 || len(st.Errors) != 0 || st.Response.Count != 0 || st.HistogramLog != "" || !strings.Contains(st.UnservedReason, "not served") {
+			if st.Scheduled != 0 || st.Completed != 0 || len(st.Errors) != 0 || st.Response.Count != 0 || st.HistogramLog != "" || !strings.Contains(st.UnservedReason, "version-1") {
 				t.Errorf("%s %s: %+v", v.Name, st.Op, st)
 			}
 		}
