@@ -74,8 +74,9 @@ func TestRunSmokeOnEveryMongoDesign(t *testing.T) {
 		t.Fatalf("server.json: %v", err)
 	}
 	for _, v := range sum.Variants {
-		if v.Totals.Completed < 50 {
-			t.Errorf("%s: only %d operations completed", v.Name, v.Totals.Completed)
+		// seed004 serves only its carts on this backend (about a quarter of the stream).
+		if v.Totals.Completed < 20 || v.Totals.Completed+v.Totals.Unserved < 50 {
+			t.Errorf("%s: only %d operations completed, %d not served", v.Name, v.Totals.Completed, v.Totals.Unserved)
 		}
 		for cls, n := range v.Totals.Errors {
 			t.Errorf("%s: %d %s errors, e.g. %v", v.Name, n, cls, v.ErrorExamples[cls])
