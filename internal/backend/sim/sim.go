@@ -193,8 +193,10 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	s.advance(t, record)
 	smp := metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
 	if s.unserved[op.Type] {
+		// Reported at once: advance(t) emitted every grain before t's, and every sample
+		// still pending or yet to come is due in t's grain or later (backend.Virtual).
 		smp.Flags = metrics.FlagUnserved
-		s.pending.push(smp)
+		record(&smp)
 		return
 	}
 	if s.client.full(t) {
