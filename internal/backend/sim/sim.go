@@ -67,7 +67,8 @@ type Simulator struct {
 
 	// unserved is, by operation type, whether the design does not serve it: such an
 	// operation is counted at its intended time and never simulated (backend.Virtual).
-	unserved []bool
+	unserved  []bool
+	notServed metrics.Sample // the report of one, reused
 
 	// opScale is backends.sim.operation_scale by operation type (nil: all 1); scale is
 	// the current operation's, applied to every service time drawn for it.
@@ -195,8 +196,10 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	if s.unserved[op.Type] {
 		// Reported at once: advance(t) emitted every grain before t's, and every sample
 		// still pending or yet to come is due in t's grain or later (backend.Virtual).
-		smp.Flags = metrics.FlagUnserved
-		record(&smp)
+		// Through a field: the address of smp would move it to the heap for every step.
+		s.notServed = smp
+		s.notServed.Flags = metrics.FlagUnserved
+		record(&s.notServed)
 		return
 	}
 	if s.client.full(t) {
