@@ -69,7 +69,7 @@ func FuzzReadDir(f *testing.F) {
 		// Charts read at a coarser step keep every count and the whole span.
 		want := map[string]int64{}
 		for _, p := range pts {
-			want[p.Variant] += p.Completed + p.Dropped
+			want[p.Variant] += p.Completed + p.Dropped + p.Unserved
 		}
 		for v, ps := range sr.Points {
 			if len(ps) > 3 {
@@ -77,7 +77,7 @@ func FuzzReadDir(f *testing.F) {
 			}
 			var got int64
 			for _, p := range ps {
-				got += p.Completed + p.Dropped
+				got += p.Completed + p.Dropped + p.Unserved
 			}
 			if got != want[v] {
 				t.Fatalf("variant %q: %d operations in the series read for charts, %d in the file", v, got, want[v])

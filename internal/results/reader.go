@@ -84,8 +84,34 @@ func jsonError(path string, b []byte, err error) error {
 	return fmt.Errorf("%s:%d:%d: %s", path, line, col, msg)
 }
 
-// Read loads summary.json from a results directory.
+// Read loads summary.json from a results directory. A summary of an older version is
+// converted to this one (convert.go), and every variant's Coverage is recomputed from its
+// operations.
 func Read(dir string) (*Summary, error) {
+	s, _, err := read(dir)
+	return s, err
+}
+
+// read is Read, also telling which variants a conversion changed.
+func read(dir string) (*Summary, map[string]bool, error) {
+	s, err := readRaw(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var changed map[string]bool
+	if s.Version < 2 {
+		if changed, err = convertV1(s); err != nil {
+			return nil, nil, unreadablef("%s: converting version 1: %w", filepath.Join(dir, SummaryFile), err)
+		}
+	}
+	for i := range s.Variants {
+		s.Variants[i].Coverage = CoverageOf(s.Variants[i].Ops)
+	}
+	return s, changed, nil
+}
+
+// readRaw loads summary.json as written.
+func readRaw(dir string) (*Summary, error) {
 	path := filepath.Join(dir, SummaryFile)
 	var s Summary
 	found, err := readJSON(path, inputfile.Summary, &s)
@@ -115,7 +141,8 @@ func quoteShort(s string) string {
 
 // ReadTimeseries loads timeseries.jsonl (nil when absent). A torn last line (a run
 // killed mid-write) is left out; any other bad line is an error naming its line. What is
-// shown to a user reads it with ReadTimeseriesChecked or ReadSeries, which say so.
+// shown to a user reads it with ReadTimeseriesChecked or ReadSeries, which say so. The
+// points of a version-1 directory are converted as its summary is (convert.go).
 func ReadTimeseries(dir string) ([]Point, error) {
 	pts, _, err := ReadTimeseriesChecked(dir)
 	return pts, err
@@ -129,7 +156,28 @@ func ReadTimeseriesChecked(dir string) ([]Point, []string, error) {
 		out = append(out, p)
 		return nil
 	})
-	return out, warnings, err
+	if err != nil || len(out) == 0 || summaryVersion(dir) >= 2 {
+		return out, warnings, err
+	}
+	s, changed, err := read(dir)
+	if err != nil || len(changed) == 0 {
+		return out, warnings, nil // a summary that does not read leaves the points as written
+	}
+	return out, warnings, unreadable(convertPointsV1(dir, s, changed, out))
+}
+
+// summaryVersion is the version of the directory's summary.json (Version when it has
+// none that reads: nothing to convert).
+func summaryVersion(dir string) int {
+	var h struct {
+		Schema  string `json:"schema"`
+		Version int    `json:"version"`
+	}
+	found, err := readJSON(filepath.Join(dir, SummaryFile), inputfile.Summary, &h)
+	if !found || err != nil || h.Schema != Schema {
+		return Version
+	}
+	return h.Version
 }
 
 // Series is timeseries.jsonl read for charts (ReadSeries).
@@ -151,7 +199,21 @@ func ReadSeries(dir string, maxPoints int) (*Series, error) {
 	out := map[string][]Point{}
 	step := map[string]int{} // intervals per point, per variant
 	fill := map[string]int{} // intervals in the last point
-	warnings, err := eachPoint(dir, func(p Point) error {
+	each := eachPoint
+	if summaryVersion(dir) < 2 {
+		// A version-1 directory's points are converted as a whole (its own runs were
+		// short: it is read whole, then stepped).
+		each = func(dir string, fn func(Point) error) ([]string, error) {
+			pts, warnings, err := ReadTimeseriesChecked(dir)
+			for _, p := range pts {
+				if err == nil {
+					err = fn(p)
+				}
+			}
+			return warnings, err
+		}
+	}
+	warnings, err := each(dir, func(p Point) error {
 		v := p.Variant
 		if step[v] == 0 {
 			step[v] = 1
@@ -212,6 +274,7 @@ func (p *Point) Absorb(o Point) {
 	p.Late += o.Late
 	p.Dropped += o.Dropped
 	p.Abandoned += o.Abandoned
+	p.Unserved += o.Unserved
 	if len(o.Errors) > 0 {
 		m := make(map[string]int64, len(p.Errors)+len(o.Errors))
 		for k, v := range p.Errors {
