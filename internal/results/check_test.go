@@ -151,3 +151,36 @@ func TestIntervalOfAnotherGeometryIsRefused(t *testing.T) {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
 }
+
+// A version-1 directory's series for charts is converted as ReadTimeseries converts it.
+func TestReadSeriesConvertsVersion1(t *testing.T) {
+	const dir = "testdata/v1-sim"
+	pts, err := ReadTimeseries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := ReadSeries(dir, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, unserved := 0, int64(0)
+	for _, p := range pts {
+		got := sr.Points[p.Variant]
+		if len(got) == 0 || got[0].Unserved < 0 {
+			t.Fatalf("variant %s missing", p.Variant)
+		}
+		unserved += p.Unserved
+		n++
+	}
+	var m int
+	var su int64
+	for _, ps := range sr.Points {
+		m += len(ps)
+		for _, p := range ps {
+			su += p.Unserved
+		}
+	}
+	if m != n || su != unserved || unserved == 0 {
+		t.Fatalf("ReadSeries: %d points, %d unserved; ReadTimeseries: %d points, %d unserved", m, su, n, unserved)
+	}
+}

@@ -166,6 +166,16 @@ func ReadTimeseriesChecked(dir string) ([]Point, []string, error) {
 	return out, warnings, unreadable(convertPointsV1(dir, s, changed, out))
 }
 
+// needsPointConversion reports a version-1 directory whose time series the conversion
+// to version 2 changes (convertV1 changed a variant).
+func needsPointConversion(dir string) bool {
+	if summaryVersion(dir) >= 2 {
+		return false
+	}
+	_, changed, err := read(dir)
+	return err == nil && len(changed) > 0
+}
+
 // summaryVersion is the version of the directory's summary.json (Version when it has
 // none that reads: nothing to convert).
 func summaryVersion(dir string) int {
@@ -200,9 +210,9 @@ func ReadSeries(dir string, maxPoints int) (*Series, error) {
 	step := map[string]int{} // intervals per point, per variant
 	fill := map[string]int{} // intervals in the last point
 	each := eachPoint
-	if summaryVersion(dir) < 2 {
-		// A version-1 directory's points are converted as a whole (its own runs were
-		// short: it is read whole, then stepped).
+	if needsPointConversion(dir) {
+		// A version-1 directory whose variants the conversion changes has its points
+		// converted as a whole (convert.go): it is read whole, then stepped.
 		each = func(dir string, fn func(Point) error) ([]string, error) {
 			pts, warnings, err := ReadTimeseriesChecked(dir)
 			for _, p := range pts {
