@@ -2,7 +2,6 @@ package design
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -14,51 +13,61 @@ import (
 	"github.com/shardbench/shardbench/workloads/carts"
 )
 
-// compiled holds a step's functions. With a nil model only the static parts exist.
-type compiled struct {
-	when      func(*workloads.Op) bool
-	view      func(*workloads.Op) workloads.Op
-	parts     func(*workloads.Op) int32
-	size      func(*workloads.Op, int32) (int32, int32)
-	appendKey func(dst []byte, op *workloads.Op, part int32) []byte
-	// keyValues (MongoDB steps) is appendKey that also appends the values it encodes.
-	keyValues func(dst []byte, vals []workloads.Value, op *workloads.Op, part int32) ([]byte, []workloads.Value)
+// stepFuncs are the compiled half of a Step: the functions a Plan calls for each
+// operation. A step compiled without a model (validation, inspection) has only when,
+// view, parts and size.
+type stepFuncs struct {
+	// when, if set, says whether the step applies to an operation (the step's when:).
+	when opCondition
+	// view, if set, derives the view of the operation that every function below acts on
+	// (the step's view:). Plan.Accesses and the Access methods apply it, once per call.
+	view opView
+	// parts is the step's fan-out for an operation; size its rows and bytes.
+	parts partsFunc
+	size  sizeFunc
+	// appendKey serialises the partition (shard) key; keyValues (MongoDB steps) does the
+	// same and also appends the values it encodes, deriving each once; keyVals derive
+	// the key's values one column (field) at a time.
+	appendKey keyAppender
+	keyValues keyValuesAppender
 	keyVals   []valueFn
-	binds     []bindFn
-	mongo     func(*workloads.Op) *Command
+	// binds are a CQL statement's bind values in marker order; command a MongoDB request.
+	binds   []bindFn
+	command commandFunc
 }
 
-// applyView makes every function of a step that acts on another view of the operation
-// (the guest cart of a merge) derive that view first. Only such steps copy the operation.
-func (c *compiled) applyView() {
-	view := c.view
-	if view == nil {
-		return
+// opCondition reports whether a step applies to an operation.
+type opCondition func(op *workloads.Op) bool
+
+// opView derives another view of an operation (a copy) for steps that act on it.
+type opView func(op *workloads.Op) workloads.Op
+
+// partsFunc is how many partitions a step's request reaches for an operation: the fan-out
+// of a multi-partition read, 1 otherwise.
+type partsFunc func(op *workloads.Op) int32
+
+// sizeFunc estimates the rows and bytes one of a step's requests writes or reads, given
+// how many partitions the operation's requests reach.
+type sizeFunc func(op *workloads.Op, parts int32) (rows, bytes int32)
+
+// keyAppender appends the serialised partition (shard) key of one partition (part) of a
+// step's request to dst.
+type keyAppender func(dst []byte, op *workloads.Op, part int32) []byte
+
+// keyValuesAppender is a keyAppender that also appends the key's values to vals.
+type keyValuesAppender func(dst []byte, vals []workloads.Value, op *workloads.Op, part int32) ([]byte, []workloads.Value)
+
+// commandFunc builds a MongoDB step's request for an operation.
+type commandFunc func(op *workloads.Op) *Command
+
+// viewed is the operation the step's functions act on: op itself, or the step's view of
+// it. Only steps with a view copy the operation.
+func (f *stepFuncs) viewed(op *workloads.Op) *workloads.Op {
+	if f.view == nil {
+		return op
 	}
-	if f := c.parts; f != nil {
-		c.parts = func(op *workloads.Op) int32 { v := view(op); return f(&v) }
-	}
-	if f := c.size; f != nil {
-		c.size = func(op *workloads.Op, p int32) (int32, int32) { v := view(op); return f(&v, p) }
-	}
-	if f := c.appendKey; f != nil {
-		c.appendKey = func(dst []byte, op *workloads.Op, p int32) []byte { v := view(op); return f(dst, &v, p) }
-	}
-	if f := c.keyValues; f != nil {
-		c.keyValues = func(dst []byte, vals []workloads.Value, op *workloads.Op, p int32) ([]byte, []workloads.Value) {
-			v := view(op)
-			return f(dst, vals, &v, p)
-		}
-	}
-	for i, f := range c.keyVals {
-		c.keyVals[i] = func(op *workloads.Op, p int32, buf []byte) workloads.Value { v := view(op); return f(&v, p, buf) }
-	}
-	for i, f := range c.binds {
-		c.binds[i] = func(op *workloads.Op, p int32) any { v := view(op); return f(&v, p) }
-	}
-	if f := c.mongo; f != nil {
-		c.mongo = func(op *workloads.Op) *Command { v := view(op); return f(&v) }
-	}
+	v := f.view(op)
+	return &v
 }
 
 // resolve validates the design completely (schema and every operation) and keeps the
@@ -117,7 +126,6 @@ func (d *Design) compileAll(m *workloads.Model) (map[string][]*Step, yamlx.Error
 			if s == nil {
 				continue
 			}
-			s.c.applyView()
 			if batch != NoBatch && s.Kind.IsWrite() {
 				if s.Database != Cassandra {
 					errs.AddAt(om.Steps[j].Loc, "", "batches are a Cassandra feature")
@@ -205,7 +213,7 @@ func (d *Design) compileStep(ctx *opCtx, ss *StepSpec, index int, m *workloads.M
 		errs.AddAt(ss.Loc, "read", "a step names its target with exactly one of read, write, insert, delete")
 		return nil
 	}
-	s := &Step{Op: ctx.name, Index: index, Verb: verb, Target: target, Entity: ctx.meta.Entity, Note: ss.Note, c: &compiled{}}
+	s := &Step{Op: ctx.name, Index: index, Verb: verb, Target: target, Entity: ctx.meta.Entity, Note: ss.Note, c: &stepFuncs{}}
 	if verb != "read" && ctx.spec.Action.Kind() == workloads.Read {
 		errs.AddAt(ss.Loc, verb, "%s reads; it cannot %s", ctx.name, verb)
 		return nil
@@ -498,13 +506,11 @@ func (d *Design) cassandraStep(ctx *opCtx, ss *StepSpec, s *Step, t *table, m *w
 			keyVals[i] = d.columnValue(uses[col.name], m)
 		}
 		c.keyVals = keyVals
-		// A copy: applyView wraps c.keyVals in place and wraps appendKey itself, so
-		// appendKey must call the unwrapped functions (else the view applies twice).
-		direct := make([]keyPart, len(t.pk))
+		direct := make([]keyAppender, len(t.pk))
 		for i, col := range t.pk {
 			direct[i] = directKeyPart(uses[col.name], m)
 		}
-		c.appendKey = keyAppender(t.pk, slices.Clone(keyVals), direct)
+		c.appendKey = partitionKeyAppender(t.pk, keyVals, direct)
 		if scan {
 			c.keyVals = nil
 			c.appendKey = func(dst []byte, _ *workloads.Op, _ int32) []byte { return dst }
@@ -1211,9 +1217,10 @@ func (d *Design) itemsBind(col *column, meta *workloads.Meta, m *workloads.Model
 	return func(op *workloads.Op, _ int32) any { return conv(all(op)) }
 }
 
-// keyAppender serialises a partition key: one column as its value, several as the
-// composite encoding (2-byte length, value, 0 for each).
-func keyAppender(cols []*column, vals []valueFn, direct []keyPart) func([]byte, *workloads.Op, int32) []byte {
+// partitionKeyAppender serialises a partition key: one column as its value, several as
+// the composite encoding (2-byte length, value, 0 for each). direct holds, per column,
+// the appender of a column that needs no Value (directKeyPart), or nil.
+func partitionKeyAppender(cols []*column, vals []valueFn, direct []keyAppender) keyAppender {
 	if len(cols) == 1 {
 		t, f := cols[0].typ, vals[0]
 		if d := direct[0]; d != nil {
@@ -1244,15 +1251,11 @@ func keyAppender(cols []*column, vals []valueFn, direct []keyPart) func([]byte, 
 	}
 }
 
-// keyPart appends one partition key column's serialised value (part: the access's
-// partition of a multi-partition step); a single-column key is its own appender.
-type keyPart = func(dst []byte, op *workloads.Op, part int32) []byte
-
 // directKeyPart is the appender of a key column that holds a UUID identity as it is
 // (uuid or timeuuid) or as text, straight from the field's UUID accessor: what
 // columnValue and appendCQL give, without the Value between them. Most partition keys
 // are such columns, and each access serialises one. nil for any other column.
-func directKeyPart(u *colUse, m *workloads.Model) keyPart {
+func directKeyPart(u *colUse, m *workloads.Model) keyAppender {
 	col := u.col
 	if u.over != nil || col.kind != srcField || col.field.UUID == nil || col.field.Type != workloads.TUUID {
 		return nil

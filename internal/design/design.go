@@ -198,7 +198,7 @@ type Step struct {
 	Limit int
 	Note  string
 
-	c *compiled
+	c *stepFuncs
 }
 
 // Access is one physical request an operation causes.
@@ -262,8 +262,9 @@ func (p *Plan) Accesses(op *workloads.Op, dst []Access) []Access {
 		if c.when != nil && !c.when(op) {
 			continue
 		}
-		parts := c.parts(op)
-		rows, bytes := c.size(op, parts)
+		sop := c.viewed(op)
+		parts := c.parts(sop)
+		rows, bytes := c.size(sop, parts)
 		for i := int32(0); i < parts; i++ {
 			dst = append(dst, Access{Step: s, Part: i, Parts: parts, Rows: rows, Bytes: bytes})
 		}
@@ -309,15 +310,16 @@ func (p *Plan) Served(opType int) (bool, string) {
 // token; for MongoDB a canonical encoding of the shard key values the request supplies
 // (nothing for a broadcast).
 func (a *Access) AppendKey(dst []byte, op *workloads.Op) []byte {
-	return a.Step.c.appendKey(dst, op, a.Part)
+	c := a.Step.c
+	return c.appendKey(dst, c.viewed(op), a.Part)
 }
 
 // KeyValues is [Access.AppendKey] and [Access.ShardKey] at once: it appends the
 // serialised key to dst and the key's values to vals. A MongoDB step derives each value
 // once and its text values share dst's array; other steps call the two in turn.
 func (a *Access) KeyValues(dst []byte, vals []workloads.Value, op *workloads.Op) ([]byte, []workloads.Value) {
-	if f := a.Step.c.keyValues; f != nil {
-		return f(dst, vals, op, a.Part)
+	if c := a.Step.c; c.keyValues != nil {
+		return c.keyValues(dst, vals, c.viewed(op), a.Part)
 	}
 	vals, _ = a.ShardKey(op, vals, nil)
 	return a.AppendKey(dst, op), vals
@@ -328,6 +330,7 @@ func (a *Access) KeyValues(dst []byte, vals []workloads.Value, op *workloads.Op)
 // values share buf, which the caller reuses.
 func (a *Access) ShardKey(op *workloads.Op, dst []workloads.Value, buf []byte) ([]workloads.Value, []byte) {
 	c := a.Step.c
+	op = c.viewed(op)
 	buf = buf[:0]
 	for _, k := range c.keyVals {
 		v := k(op, a.Part, buf[len(buf):])
@@ -375,7 +378,9 @@ func quoteIfText(v *workloads.Value) string {
 // Bind appends the bind values of the access's CQL statement (Step.CQL), in order, as
 // driver-neutral Go values. Cassandra only.
 func (a *Access) Bind(op *workloads.Op, dst []any) []any {
-	for _, b := range a.Step.c.binds {
+	c := a.Step.c
+	op = c.viewed(op)
+	for _, b := range c.binds {
 		dst = append(dst, b(op, a.Part))
 	}
 	return dst
@@ -383,10 +388,11 @@ func (a *Access) Bind(op *workloads.Op, dst []any) []any {
 
 // Mongo returns the command of a MongoDB access.
 func (a *Access) Mongo(op *workloads.Op) *Command {
-	if a.Step.c.mongo == nil {
+	c := a.Step.c
+	if c.command == nil {
 		return nil
 	}
-	return a.Step.c.mongo(op)
+	return c.command(c.viewed(op))
 }
 
 // String describes a step in one line.

@@ -1,7 +1,6 @@
 package design
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -354,9 +353,7 @@ func (d *Design) mongoStep(ctx *opCtx, ss *StepSpec, s *Step, co *collection, m 
 	for _, k := range co.shardKey[:keyFields] {
 		c.keyVals = append(c.keyVals, val(co.byName[k]))
 	}
-	// A copy: applyView wraps c.keyVals in place, and the key functions below are
-	// wrapped themselves, so they must call the unwrapped ones.
-	kv := slices.Clone(c.keyVals)
+	kv := c.keyVals
 	// keyValue appends value f's canonical encoding to dst and returns the value, whose
 	// text (if any) is the copy in dst.
 	keyValue := func(dst []byte, f valueFn, op *workloads.Op, part int32) ([]byte, workloads.Value) {
@@ -462,7 +459,7 @@ func (d *Design) mongoStep(ctx *opCtx, ss *StepSpec, s *Step, co *collection, m 
 	rp, wc, rc := s.ReadPref, s.WriteConcern, s.ReadConcern
 	limit := int64(ss.Limit)
 	list := action == workloads.List
-	c.mongo = func(op *workloads.Op) *Command {
+	c.command = func(op *workloads.Op) *Command {
 		cmd := &Command{Database: ns, Collection: co.name, Op: stmt, ReadPref: rp, WriteConcern: wc, ReadConcern: rc}
 		for _, x := range filterVals {
 			cmd.Filter = append(cmd.Filter, E{x.name, x.get(op)})
