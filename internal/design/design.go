@@ -151,7 +151,8 @@ func (b Batch) String() string {
 }
 
 // Step is one physical request shape of an operation in a design: static, shared by every
-// operation of that type.
+// operation of that type. The fields of one database only are in its embedded part:
+// CassandraStep on a Cassandra step, MongoStep on a MongoDB one (the other is zero).
 type Step struct {
 	// Op is the logical operation ("sessions.create") and Index the step's position.
 	Op    string
@@ -169,36 +170,47 @@ type Step struct {
 	Verb      string
 	Statement string
 	Kind      Kind
-	// Batch: the op's write steps with the same BatchGroup travel in one batch.
-	Batch      Batch
-	BatchGroup int
-	// Cassandra: consistency and serial consistency (LWT); CQL text with ? markers.
-	Consistency string
-	Serial      string
-	CQL         string
 	// KeyColumns are the partition key columns (Cassandra) or shard key fields (MongoDB).
 	KeyColumns []string
-	// Hashed marks hashed shard key fields (MongoDB), parallel to KeyColumns.
-	Hashed []bool
-	// KeyFields is how many leading shard key fields the request supplies (MongoDB): all of
-	// them targets one chunk range, a prefix several, none broadcasts.
-	KeyFields int
-	// Filter lists the document fields a MongoDB request filters on (equality, then the
-	// range field), in order.
-	Filter []string
-	// MongoDB: read preference, write concern, read concern.
-	ReadPref     ReadPref
-	WriteConcern WriteConcern
-	ReadConcern  string
-	// TTL of written data (the table default or USING TTL); TimeBucket the unit of the
-	// partition key's time bucket ("day", "month"), if any.
-	TTL        time.Duration
-	TimeBucket string
 	// Limit is the row limit of a read (0: none; List operations use Op.Qty).
 	Limit int
 	Note  string
 
+	CassandraStep
+	MongoStep
+
 	c *stepFuncs
+}
+
+// CassandraStep is the part of a Step only Cassandra steps have.
+type CassandraStep struct {
+	// Consistency and serial consistency (LWT); CQL text with ? markers.
+	Consistency string
+	Serial      string
+	CQL         string
+	// TTL of written data (the table default or USING TTL); TimeBucket the unit of the
+	// partition key's time bucket ("day", "month"), if any.
+	TTL        time.Duration
+	TimeBucket string
+	// Batch: the op's write steps with the same BatchGroup travel in one batch.
+	Batch      Batch
+	BatchGroup int
+}
+
+// MongoStep is the part of a Step only MongoDB steps have.
+type MongoStep struct {
+	// Hashed marks hashed shard key fields, parallel to Step.KeyColumns.
+	Hashed []bool
+	// KeyFields is how many leading shard key fields the request supplies: all of them
+	// targets one chunk range, a prefix several, none broadcasts.
+	KeyFields int
+	// Filter lists the document fields the request filters on (equality, then the range
+	// field), in order.
+	Filter []string
+	// Read preference, write concern, read concern.
+	ReadPref     ReadPref
+	WriteConcern WriteConcern
+	ReadConcern  string
 }
 
 // Access is one physical request an operation causes.
