@@ -404,7 +404,7 @@ func (d *Design) mongoStep(ctx *opCtx, ss *StepSpec, s *Step, co *collection, m 
 	}
 	var rangeLo, rangeHi func(*workloads.Op) any
 	if rangeF != nil {
-		lo, hi := d.rangeValues(rangeF.field, ctx, m)
+		lo, hi := rangeValues(rangeF.field, m)
 		conv := bsonConv(rangeF.field.Type, rangeF.bson)
 		mk := func(g valueFn) func(*workloads.Op) any {
 			return func(op *workloads.Op) any {
