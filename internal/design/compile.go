@@ -276,7 +276,8 @@ func (d *Design) compileStep(ctx *opCtx, ss *StepSpec, index int, m *workloads.M
 			errs.AddAt(ss.Loc, verb, "collection %s holds %s, but %s acts on %s", target, c.meta.Entity, ctx.name, ctx.meta.Entity)
 			return nil
 		}
-		if !d.mongoStep(ctx, ss, s, c, m, errs) {
+		b := &mongoBuilder{stepBuild: stepBuild{d: d, op: ctx, spec: ss, step: s, model: m, errs: errs}, coll: c}
+		if !b.build() {
 			return nil
 		}
 		return s
