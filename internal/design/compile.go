@@ -1,11 +1,12 @@
 package design
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/yamlx"
 	"github.com/shardbench/shardbench/workloads"
-	"github.com/shardbench/shardbench/workloads/carts"
 )
 
 // stepFuncs are the compiled half of a Step: the functions a Plan calls for each
@@ -242,15 +243,12 @@ func (d *Design) compileStep(ctx *opCtx, ss *StepSpec, index int, m *workloads.M
 	default:
 		errs.AddAt(ss.Loc, "when", "must be user, guest, category or global, got %q", ss.When)
 	}
-	switch ss.View {
-	case "":
-	case "guest":
-		if ctx.name != "carts.merge" {
-			errs.AddAt(ss.Loc, "view", "view: guest applies to carts.merge (the guest cart merged into the user's)")
+	if ss.View != "" {
+		if v := ctx.spec.View(ss.View); v != nil {
+			s.c.view = v.Of
+		} else {
+			errs.AddAt(ss.Loc, "view", "%s", viewError(ss.View))
 		}
-		s.c.view = carts.Guest
-	default:
-		errs.AddAt(ss.Loc, "view", "must be guest, got %q", ss.View)
 	}
 	if ss.Limit < 0 {
 		errs.AddAt(ss.Loc, "limit", "must not be negative")
@@ -365,27 +363,38 @@ func withBuf(v workloads.Value, buf []byte) workloads.Value {
 	return v
 }
 
-// opItem builds the item an item operation adds or changes from the operation's fields.
-func opItem(meta *workloads.Meta, m *workloads.Model) func(op *workloads.Op) workloads.Item {
-	get := func(name string) valueFn {
-		if f := meta.Field(name); f != nil && f.Get != nil {
-			return fieldValue(f, m)
-		}
-		return nil
-	}
-	pid, name, sku, cat, img := get("product_id"), get("product_name"), get("product_sku"), get("category"), get("product_image_url")
-	return func(op *workloads.Op) workloads.Item {
-		it := workloads.Item{Quantity: op.Qty, Price: op.Price, AddedAt: workloads.FloorDiv(op.Ref, 1e6)}
-		if pid != nil {
-			it.ProductID = pid(op, 0, nil).ID
-		}
-		text := func(f valueFn) string {
-			if f == nil {
-				return ""
+// holdsPerKey reports whether a logical field holds another's value per key (PerKey), as
+// a map (TIntMap) or documents (TDocs).
+func holdsPerKey(f *workloads.Field, value string, typ workloads.Type) bool {
+	return f != nil && f.Type == typ && f.PerKey != nil && f.PerKey.Value == value
+}
+
+// viewError says which operations offer the view a step names, or else which views there
+// are.
+func viewError(name string) string {
+	var offers, names []string
+	for _, m := range workloads.Registered() {
+		for _, op := range m.Ops {
+			for _, v := range op.Views {
+				if v.Name == name {
+					offers = append(offers, fmt.Sprintf("%s.%s (%s)", m.Name, op.Name, v.Doc))
+				}
+				if !slices.Contains(names, v.Name) {
+					names = append(names, v.Name)
+				}
 			}
-			return string(f(op, 0, nil).Bytes)
 		}
-		it.Name, it.SKU, it.Category, it.ImageURL = text(name), text(sku), text(cat), text(img)
-		return it
 	}
+	if len(offers) > 0 {
+		return fmt.Sprintf("view: %s applies to %s", name, strings.Join(offers, ", "))
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf("no operation has views, got %q", name)
+	}
+	slices.Sort(names)
+	list := names[0]
+	if n := len(names); n > 1 {
+		list = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+	}
+	return fmt.Sprintf("must be %s, got %q", list, name)
 }

@@ -488,7 +488,7 @@ func (b *cqlBuilder) writeStatement() bool {
 		}
 	}
 	action := b.op.spec.Action
-	rowPerItem := t.rowPerItem() && t.itemsColumn() == nil
+	rowPerItem := t.keyHolds(b.op.meta.ItemKey) && t.itemsColumn() == nil
 	if action == workloads.ItemRemove && rowPerItem {
 		b.errAt("write", "%s keeps one row per item: removing an item is a delete step (delete: %s)", t.name, t.name)
 		return false
@@ -593,9 +593,12 @@ func (b *cqlBuilder) assignColumn(up *cqlUpdate, col *column) bool {
 		return true
 	}
 	name := quoteIdent(col.name)
-	decrement := action == workloads.Decrement
+	decrement, counter := action == workloads.Decrement, ""
+	if decrement {
+		counter = b.op.spec.Sets[0]
+	}
 	switch {
-	case col.items && (action == workloads.ItemAdd || action == workloads.ItemSet || action == workloads.ItemRemove || action == workloads.Update && up.sets["items"]):
+	case col.items && (action.IsItem() || action == workloads.Update && up.sets[col.field.Name]):
 		appendMode := action == workloads.ItemAdd && b.spec.Mode != "rewrite"
 		expr := name + " = ?"
 		if appendMode {
@@ -605,7 +608,7 @@ func (b *cqlBuilder) assignColumn(up *cqlUpdate, col *column) bool {
 		if m != nil {
 			up.setBinds = append(up.setBinds, b.d.itemsBind(col, b.op.meta, m, appendMode))
 		}
-	case decrement && holds("stock"):
+	case decrement && holds(counter):
 		up.set(name + " = ?")
 		if m != nil {
 			g := fieldValue(col.field, m)
@@ -620,11 +623,12 @@ func (b *cqlBuilder) assignColumn(up *cqlUpdate, col *column) bool {
 				up.condBinds = append(up.condBinds, cqlBind(col.typ, b.d.columnValue(u, m)))
 			}
 		}
-	case decrement && holds("stock_by_geo") && t.columnOfField("stock") == nil:
+	case decrement && col.kind == srcField && holdsPerKey(col.field, counter, workloads.TIntMap) && t.columnOfField(counter) == nil:
+		// A map from key (the zone) to counter: the operation's entry changes.
 		up.set(name + "[?] = ?")
 		if m != nil {
-			zone := fieldValue(b.op.meta.Field("geo_zone"), m)
-			stock := fieldValue(b.op.meta.Field("stock"), m)
+			zone := fieldValue(b.op.meta.Field(col.field.PerKey.Key), m)
+			stock := fieldValue(b.op.meta.Field(counter), m)
 			up.setBinds = append(up.setBinds, textBind(zone), func(op *workloads.Op, p int32) any {
 				v := stock(op, p, nil)
 				return int32(v.Int - int64(op.Qty))
@@ -734,11 +738,11 @@ func (t *table) itemsColumn() *column {
 	return items
 }
 
-// rowPerItem reports whether the table keeps a row per item: its key holds the item's
-// product.
-func (t *table) rowPerItem() bool {
+// keyHolds reports whether a column of the primary key holds a logical field (false for
+// ""). A table whose key holds the entity's ItemKey keeps a row per item.
+func (t *table) keyHolds(field string) bool {
 	for _, col := range t.cols {
-		if (col.pk || col.ck) && col.kind == srcField && col.field != nil && col.field.Name == "product_id" {
+		if (col.pk || col.ck) && col.kind == srcField && col.field != nil && col.field.Name == field && field != "" {
 			return true
 		}
 	}

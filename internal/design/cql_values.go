@@ -220,9 +220,9 @@ func itemsToCQL(t *cqlType) func(any) any {
 		for i := range items {
 			row := make(map[string]any, len(udt.Fields))
 			for _, f := range udt.Fields {
-				attr := itemAttr(f.Name)
-				v := itemAttrValue(&items[i], attr)
-				if conv := cqlConv(itemAttrType(attr), f.Type); conv != nil {
+				attr := workloads.ItemAttrOf(f.Name)
+				v := items[i].Attr(attr)
+				if conv := cqlConv(attr.Type(), f.Type); conv != nil {
 					v = conv(v)
 				}
 				row[f.Name] = cqlGo(f.Type, &v)
@@ -238,7 +238,7 @@ func itemsToCQL(t *cqlType) func(any) any {
 func (d *Design) itemsBind(col *column, meta *workloads.Meta, m *workloads.Model, appendMode bool) bindFn {
 	conv := itemsToCQL(col.typ)
 	if appendMode {
-		one := opItem(meta, m)
+		one := meta.Item(m)
 		return func(op *workloads.Op, _ int32) any { return conv([]workloads.Item{one(op)}) }
 	}
 	all := col.field.Composite(m)

@@ -17,6 +17,11 @@
 // columns, bucket counts below one, a consistency level the statement cannot use, an
 // operation the tables cannot serve (a partition key the operation cannot compute).
 //
+// The package knows no particular workload: the operations, fields, views of an
+// operation (a step's view:), item lists and per-key counters it maps come from the
+// workloads registry (workloads.Meta), which the program fills by importing the workload
+// packages (workloads/all).
+//
 // # API
 //
 //	d, err := design.Load("scenarios/designs/seed000.yaml", overrides...) // parse + validate
@@ -44,9 +49,9 @@
 // consistency, BroadcastWrite a MongoDB write without its shard key.
 //
 // Accesses, AppendKey and ShardKey never allocate once the caller's buffers have grown
-// (except on the steps of carts.merge that act on the guest cart, which copy the
-// operation): `plan` and hot-partition analysis run them for every key. AppendKey gives, for
-// Cassandra, exactly the partition key bytes the native protocol sends (one column: its
+// (except on steps that act on a view of the operation, such as carts.merge's guest cart,
+// which copy it): `plan` and hot-partition analysis run them for every key. AppendKey
+// gives, for Cassandra, exactly the partition key bytes the native protocol sends (one column: its
 // value; several: the composite framing), serialised by internal/placement/cassandra, so
 // TokenOf(key) is the token; for MongoDB a canonical type-tagged encoding of the shard key
 // values the request supplies (for counting partitions). ShardKey gives the same values
@@ -66,8 +71,6 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/workloads"
-	// Designs refer to the vocabulary of every workload.
-	_ "github.com/shardbench/shardbench/workloads/all"
 )
 
 // Design is a loaded, validated design (with its parameter values applied).

@@ -2,7 +2,6 @@ package design
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/shardbench/shardbench/workloads"
 )
@@ -59,9 +58,9 @@ func itemToDoc(fields Ordered[string]) func(workloads.Item) D {
 	return func(it workloads.Item) D {
 		out := make(D, 0, len(fields))
 		for _, e := range fields {
-			attr := itemAttr(e.Key)
-			v := itemAttrValue(&it, attr)
-			if conv := bsonConv(itemAttrType(attr), e.Value); conv != nil {
+			attr := workloads.ItemAttrOf(e.Key)
+			v := it.Attr(attr)
+			if conv := bsonConv(attr.Type(), e.Value); conv != nil {
 				v = conv(v)
 			}
 			out = append(out, E{e.Key, bsonGo(e.Value, &v)})
@@ -138,11 +137,7 @@ func bsonComposite(f *docField, m *workloads.Model) func(*workloads.Op) any {
 func docToD(doc workloads.Doc) D {
 	out := make(D, len(doc))
 	for i, e := range doc {
-		v := e.Value
-		if ms, ok := v.(int64); ok && e.Key == "updated_at" {
-			v = time.UnixMilli(ms).UTC()
-		}
-		out[i] = E{e.Key, v}
+		out[i] = E{e.Key, e.Value}
 	}
 	return out
 }

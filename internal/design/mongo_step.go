@@ -272,18 +272,22 @@ func (b *mongoBuilder) statement() {
 // fields an updateOne sets.
 func (b *mongoBuilder) updateFields() bool {
 	s, co, action := b.step, b.coll, b.op.spec.Action
+	var counter string
+	if action == workloads.Decrement {
+		counter = b.op.spec.Sets[0]
+		b.stockF = co.byLogical[counter]
+	}
 	for _, f := range co.fields {
-		if f.field != nil && f.field.Type == workloads.TItems && f.field.Name == "items" {
+		switch {
+		case f.field != nil && f.field.Type == workloads.TItems:
 			b.itemsF = f
+		case action == workloads.Decrement && holdsPerKey(f.field, counter, workloads.TDocs):
+			b.stocksF = f
 		}
 	}
-	if action == workloads.Decrement {
-		b.stockF = co.byLogical["stock"]
-		b.stocksF = co.byLogical["stocks"]
-		if b.stockF == nil && b.stocksF == nil {
-			b.errAt(s.Verb, "%s has no field holding stock (or stocks) for %s", co.name, b.op.name)
-			return false
-		}
+	if action == workloads.Decrement && b.stockF == nil && b.stocksF == nil {
+		b.errAt(s.Verb, "%s has no field holding %s for %s", co.name, perKeyNames(b.op.meta, counter), b.op.name)
+		return false
 	}
 	b.sets = setsOf(b.op, b.spec, b.errs)
 	if s.Statement != "updateOne" {
@@ -297,7 +301,7 @@ func (b *mongoBuilder) updateFields() bool {
 		if f.field == nil || !b.sets[f.field.Name] || f == b.itemsF || f == b.stockF || f == b.stocksF || f.name == "_id" {
 			continue
 		}
-		if !f.field.Type.Scalar() && f.field.Type != workloads.TItems {
+		if !f.field.Type.Scalar() && f.field.Type != workloads.TItems && f.field.Type != workloads.TDocs {
 			continue
 		}
 		for _, k := range co.shardKey {
@@ -565,12 +569,14 @@ func (b *mongoBuilder) updateFunc() func(cmd *Command, set D, op *workloads.Op) 
 	itemKey, qtyKey := "", "quantity"
 	if items != nil {
 		itemDoc = itemToDoc(items.itemFields)
-		oneItem = opItem(b.op.meta, m)
+		if f := b.op.meta.Item; f != nil {
+			oneItem = f(m)
+		}
 		for _, e := range items.itemFields {
-			switch itemAttr(e.Key) {
-			case "product_id":
+			switch workloads.ItemAttrOf(e.Key) {
+			case workloads.ItemProductID:
 				itemKey = e.Key
-			case "quantity":
+			case workloads.ItemQuantity:
 				qtyKey = e.Key
 			}
 		}
@@ -601,21 +607,19 @@ func (b *mongoBuilder) updateFunc() func(cmd *Command, set D, op *workloads.Op) 
 			return set
 		}
 	case action == workloads.Decrement:
-		stocks := b.stocksF.name
-		var zone valueFn
-		if f := b.op.meta.Field("geo_zone"); f != nil {
-			zone = fieldValue(f, m)
-		}
+		// Documents of (key, counter): the one of the operation's key (zone) changes.
+		stocks, per := b.stocksF.name, b.stocksF.field.PerKey
+		zone := fieldValue(b.op.meta.Field(per.Key), m)
 		return func(cmd *Command, set D, op *workloads.Op) D {
 			n := int32(op.Qty)
 			z := zone(op, 0, nil)
-			cmd.Filter = append(cmd.Filter, E{stocks, D{{"$elemMatch", D{{"geo_zone", string(z.Bytes)}, {"qty", D{{"$gte", n}}}}}}})
-			cmd.Update = append(cmd.Update, E{"$inc", D{{stocks + ".$.qty", -n}}})
+			cmd.Filter = append(cmd.Filter, E{stocks, D{{"$elemMatch", D{{per.DocKey, string(z.Bytes)}, {per.DocValue, D{{"$gte", n}}}}}}})
+			cmd.Update = append(cmd.Update, E{"$inc", D{{stocks + ".$." + per.DocValue, -n}}})
 			return set
 		}
 	case action == workloads.ItemAdd, action == workloads.ItemSet, action == workloads.ItemRemove:
 		return nil
-	case items != nil && b.sets["items"]:
+	case items != nil && b.sets[items.field.Name]:
 		// A whole-list rewrite (merge).
 		all := items.field.Composite(m)
 		return func(_ *Command, set D, op *workloads.Op) D {
@@ -628,4 +632,19 @@ func (b *mongoBuilder) updateFunc() func(cmd *Command, set D, op *workloads.Op) 
 		}
 	}
 	return nil
+}
+
+// perKeyNames names a counter and the fields holding it per key as documents, for errors:
+// "stock (or stocks)".
+func perKeyNames(meta *workloads.Meta, counter string) string {
+	var docs []string
+	for i := range meta.Fields {
+		if f := &meta.Fields[i]; holdsPerKey(f, counter, workloads.TDocs) {
+			docs = append(docs, f.Name)
+		}
+	}
+	if len(docs) == 0 {
+		return counter
+	}
+	return counter + " (or " + strings.Join(docs, ", ") + ")"
 }

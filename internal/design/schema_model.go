@@ -505,8 +505,8 @@ func compatible(from workloads.Type, to *cqlType) error {
 		ok = (n == "list" || n == "set") && len(to.Args) == 1 && to.Args[0].UDT != nil
 		if ok {
 			for _, f := range to.Args[0].UDT.Fields {
-				if itemAttr(f.Name) == "" {
-					return fmt.Errorf("type %s has field %q, which is not an item attribute (%s)", to.Args[0].UDT.Name, f.Name, strings.Join(itemAttrNames, ", "))
+				if workloads.ItemAttrOf(f.Name) == 0 {
+					return fmt.Errorf("type %s has field %q, which is not an item attribute (%s)", to.Args[0].UDT.Name, f.Name, strings.Join(workloads.ItemAttrNames, ", "))
 				}
 			}
 		}
@@ -521,31 +521,6 @@ func compatible(from workloads.Type, to *cqlType) error {
 		return fmt.Errorf("cannot be stored as %s", to)
 	}
 	return nil
-}
-
-// Item attributes that item UDT fields and item document fields may name.
-var itemAttrNames = []string{"product_id", "product_sku", "sku", "name", "product_name", "category", "quantity", "qty", "price", "added_at", "image_url", "product_image_url"}
-
-func itemAttr(name string) string {
-	switch name {
-	case "product_id":
-		return "product_id"
-	case "product_sku", "sku":
-		return "sku"
-	case "name", "product_name":
-		return "name"
-	case "category":
-		return "category"
-	case "quantity", "qty":
-		return "quantity"
-	case "price":
-		return "price"
-	case "added_at":
-		return "added_at"
-	case "image_url", "product_image_url":
-		return "image_url"
-	}
-	return ""
 }
 
 var bsonTypes = map[string]bool{"objectId": true, "string": true, "int": true, "long": true, "double": true, "decimal": true,
@@ -575,7 +550,7 @@ func bsonCompatible(from workloads.Type, to string) bool {
 		return to == "bool"
 	case workloads.TInet:
 		return to == "string"
-	case workloads.TItems:
+	case workloads.TItems, workloads.TDocs:
 		return to == "array"
 	case workloads.TTextMap, workloads.TIntMap, workloads.TObject:
 		return to == "object"
@@ -629,13 +604,13 @@ func (d *Design) resolveMongo(mg *MongoSpec, names map[string]string, errs *yaml
 				} else {
 					df.size = df.field.Size
 					df.itemFields = fe.Value.ItemFields
-					if df.field.Name == "items" && len(df.itemFields) == 0 {
+					if df.field.Type == workloads.TItems && len(df.itemFields) == 0 {
 						errs.AddAt(fe.Value.Loc, "item_fields", "an items array needs item_fields: the fields of each item and their BSON types")
 					}
 					for _, it := range df.itemFields {
-						if itemAttr(it.Key) == "" {
-							errs.Add(it.Pos, fe.Value.Loc.Path+".item_fields."+it.Key, "not an item attribute (%s)", strings.Join(itemAttrNames, ", "))
-						} else if !bsonCompatible(itemAttrType(itemAttr(it.Key)), it.Value) {
+						if attr := workloads.ItemAttrOf(it.Key); attr == 0 {
+							errs.Add(it.Pos, fe.Value.Loc.Path+".item_fields."+it.Key, "not an item attribute (%s)", strings.Join(workloads.ItemAttrNames, ", "))
+						} else if !bsonCompatible(attr.Type(), it.Value) {
 							errs.Add(it.Pos, fe.Value.Loc.Path+".item_fields."+it.Key, "%s cannot be stored as %s", it.Key, it.Value)
 						}
 					}
