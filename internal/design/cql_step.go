@@ -167,9 +167,13 @@ func (b *cqlBuilder) derivedMode(col *column) mode {
 	return modeNone
 }
 
-// needs says what a column the step cannot give holds, for errors.
+// needs says what a column the step cannot give holds, for errors. A column without its
+// logical field (an unknown one, reported at the column) is named alone.
 func (b *cqlBuilder) needs(u *colUse) string {
 	c := u.col
+	if c.field == nil {
+		return "column " + c.name
+	}
 	switch c.kind {
 	case srcBucket, srcTimeBucket:
 		return fmt.Sprintf("column %s derives from %s", c.name, c.field.Name)

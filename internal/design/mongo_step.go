@@ -136,7 +136,11 @@ func (b *mongoBuilder) filterFields() bool {
 				continue
 			}
 			if !b.has(f) && !(f.field != nil && f.field.Name == spec.Range) {
-				b.errAt("filter", "%s does not know %s (field %q); it knows %s", b.op.name, f.field.Name, name, strings.Join(spec.Binds, ", "))
+				what := "it" // a field without its logical field: reported at the field
+				if f.field != nil {
+					what = f.field.Name
+				}
+				b.errAt("filter", "%s does not know %s (field %q); it knows %s", b.op.name, what, name, strings.Join(spec.Binds, ", "))
 				continue
 			}
 			b.filter = append(b.filter, f)

@@ -152,3 +152,32 @@ func TestOverrideErrorsNameTheirOrigin(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A column or document field naming an unknown logical field is reported there, and the
+// steps on it still report their own errors (they used to panic formatting them).
+func TestUnknownFieldsDoNotBreakStepErrors(t *testing.T) {
+	cases := []struct {
+		file, text, from, to string
+		want                 []string
+	}{
+		{"d.yaml", baseDesign, "of: session_id", "of: nosuch", []string{`d.yaml:9:`, `unknown field "nosuch" of sessions`,
+			"user_sessions cannot serve sessions.read: partition key column bucket, but sessions.read knows"}},
+		{"m.yaml", mongoDesign, "user_id: string", "user_id: {type: string, field: nosuch}", []string{`m.yaml:9:`, `has no logical field "nosuch"`,
+			`orders.read does not know it (field "user_id")`}},
+	}
+	for _, c := range cases {
+		text := strings.Replace(c.text, c.from, c.to, 1)
+		if c.file == "m.yaml" {
+			text = strings.Replace(text, "    - {read: orders, read_preference: {mode: secondary, max_staleness: 10s}}", "    - {read: orders, filter: [user_id]}", 1)
+		}
+		_, err := design.Parse(c.file, []byte(text))
+		if err == nil {
+			t.Fatalf("%s: no error", c.to)
+		}
+		for _, want := range c.want {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: missing %q in\n%v", c.to, want, err)
+			}
+		}
+	}
+}
