@@ -192,45 +192,45 @@ func (d *Design) targets() string {
 	return strings.Join(names, ", ")
 }
 
-// availability: which logical fields a step can use with equality.
+// available lists the logical fields a step of an operation knows with equality.
 func available(spec *workloads.OpSpec, meta *workloads.Meta, verb string) map[string]bool {
-	av := map[string]bool{}
+	known := map[string]bool{}
 	if spec.Action == workloads.Insert || verb == "insert" {
 		// An insert creates the record: the application holds all of it.
 		for _, f := range meta.Fields {
-			av[f.Name] = true
+			known[f.Name] = true
 		}
-		return av
+		return known
 	}
 	for _, f := range spec.Binds {
-		av[f] = true
+		known[f] = true
 	}
 	if verb != "read" {
 		for _, f := range spec.Sets {
-			av[f] = true
+			known[f] = true
 		}
 	}
-	return av
+	return known
 }
 
-func (d *Design) compileStep(ctx *opCtx, ss *StepSpec, index int, m *workloads.Model, errs *yamlx.Errors) *Step {
+func (d *Design) compileStep(ctx *opCtx, spec *StepSpec, index int, m *workloads.Model, errs *yamlx.Errors) *Step {
 	verb, target, n := "", "", 0
-	for _, v := range []struct{ verb, target string }{{"read", ss.Read}, {"write", ss.Write}, {"insert", ss.Insert}, {"delete", ss.Delete}} {
+	for _, v := range []struct{ verb, target string }{{"read", spec.Read}, {"write", spec.Write}, {"insert", spec.Insert}, {"delete", spec.Delete}} {
 		if v.target != "" {
 			verb, target = v.verb, v.target
 			n++
 		}
 	}
 	if n != 1 {
-		errs.AddAt(ss.Loc, "read", "a step names its target with exactly one of read, write, insert, delete")
+		errs.AddAt(spec.Loc, "read", "a step names its target with exactly one of read, write, insert, delete")
 		return nil
 	}
-	s := &Step{Op: ctx.name, Index: index, Verb: verb, Target: target, Entity: ctx.meta.Entity, Note: ss.Note, c: &stepFuncs{}}
+	s := &Step{Op: ctx.name, Index: index, Verb: verb, Target: target, Entity: ctx.meta.Entity, Note: spec.Note, c: &stepFuncs{}}
 	if verb != "read" && ctx.spec.Action.Kind() == workloads.Read {
-		errs.AddAt(ss.Loc, verb, "%s reads; it cannot %s", ctx.name, verb)
+		errs.AddAt(spec.Loc, verb, "%s reads; it cannot %s", ctx.name, verb)
 		return nil
 	}
-	switch ss.When {
+	switch spec.When {
 	case "":
 	case "user":
 		s.c.when = func(op *workloads.Op) bool { return op.User >= 0 }
@@ -241,29 +241,29 @@ func (d *Design) compileStep(ctx *opCtx, ss *StepSpec, index int, m *workloads.M
 	case "global":
 		s.c.when = func(op *workloads.Op) bool { return op.Category == workloads.NoCategory }
 	default:
-		errs.AddAt(ss.Loc, "when", "must be user, guest, category or global, got %q", ss.When)
+		errs.AddAt(spec.Loc, "when", "must be user, guest, category or global, got %q", spec.When)
 	}
-	if ss.View != "" {
-		if v := ctx.spec.View(ss.View); v != nil {
+	if spec.View != "" {
+		if v := ctx.spec.View(spec.View); v != nil {
 			s.c.view = v.Of
 		} else {
-			errs.AddAt(ss.Loc, "view", "%s", viewError(ss.View))
+			errs.AddAt(spec.Loc, "view", "%s", viewError(spec.View))
 		}
 	}
-	if ss.Limit < 0 {
-		errs.AddAt(ss.Loc, "limit", "must not be negative")
+	if spec.Limit < 0 {
+		errs.AddAt(spec.Loc, "limit", "must not be negative")
 	}
-	s.Limit = ss.Limit
+	s.Limit = spec.Limit
 	if t := d.findTable(target); t != nil {
 		if t.meta == nil {
-			errs.AddAt(ss.Loc, verb, "table %s has no entity: the workload does not read or write it", target)
+			errs.AddAt(spec.Loc, verb, "table %s has no entity: the workload does not read or write it", target)
 			return nil
 		}
 		if t.meta != ctx.meta {
-			errs.AddAt(ss.Loc, verb, "table %s holds %s, but %s acts on %s", target, t.meta.Entity, ctx.name, ctx.meta.Entity)
+			errs.AddAt(spec.Loc, verb, "table %s holds %s, but %s acts on %s", target, t.meta.Entity, ctx.name, ctx.meta.Entity)
 			return nil
 		}
-		b := &cqlBuilder{stepBuild: stepBuild{d: d, op: ctx, spec: ss, step: s, model: m, errs: errs}, table: t}
+		b := &cqlBuilder{stepBuild: stepBuild{d: d, op: ctx, spec: spec, step: s, model: m, errs: errs}, table: t}
 		if !b.build() {
 			return nil
 		}
@@ -271,33 +271,33 @@ func (d *Design) compileStep(ctx *opCtx, ss *StepSpec, index int, m *workloads.M
 	}
 	if c := d.findColl(target); c != nil {
 		if c.meta != ctx.meta {
-			errs.AddAt(ss.Loc, verb, "collection %s holds %s, but %s acts on %s", target, c.meta.Entity, ctx.name, ctx.meta.Entity)
+			errs.AddAt(spec.Loc, verb, "collection %s holds %s, but %s acts on %s", target, c.meta.Entity, ctx.name, ctx.meta.Entity)
 			return nil
 		}
-		b := &mongoBuilder{stepBuild: stepBuild{d: d, op: ctx, spec: ss, step: s, model: m, errs: errs}, coll: c}
+		b := &mongoBuilder{stepBuild: stepBuild{d: d, op: ctx, spec: spec, step: s, model: m, errs: errs}, coll: c}
 		if !b.build() {
 			return nil
 		}
 		return s
 	}
-	errs.AddAt(ss.Loc, verb, "unknown table or collection %q (known: %s)", target, d.targets())
+	errs.AddAt(spec.Loc, verb, "unknown table or collection %q (known: %s)", target, d.targets())
 	return nil
 }
 
 // setsOf is the set of fields a write step changes: the operation's Sets, or the step's
 // sets: restriction of them.
-func setsOf(ctx *opCtx, ss *StepSpec, errs *yamlx.Errors) map[string]bool {
+func setsOf(ctx *opCtx, spec *StepSpec, errs *yamlx.Errors) map[string]bool {
 	sets := map[string]bool{}
 	for _, f := range ctx.spec.Sets {
 		sets[f] = true
 	}
-	if ss.Sets == nil {
+	if spec.Sets == nil {
 		return sets
 	}
 	only := map[string]bool{}
-	for _, f := range ss.Sets {
+	for _, f := range spec.Sets {
 		if !sets[f] {
-			errs.AddAt(ss.Loc, "sets", "%s does not change %q (it changes %s)", ctx.name, f, strings.Join(ctx.spec.Sets, ", "))
+			errs.AddAt(spec.Loc, "sets", "%s does not change %q (it changes %s)", ctx.name, f, strings.Join(ctx.spec.Sets, ", "))
 			continue
 		}
 		only[f] = true

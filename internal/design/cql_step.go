@@ -50,7 +50,7 @@ type cqlBuilder struct {
 	timeFan   *colUse   // the time-bucket column a read fans out over
 	hashParts int32     // partitions the hash buckets multiply to
 
-	keyspace  string   // the quoted keyspace.table of the statement
+	qualified string   // the statement's quoted keyspace.table
 	where     []string // the statement's conditions, in marker order
 	binds     []bindFn // their values
 	singleRow bool     // a read returns one row per partition
@@ -75,22 +75,22 @@ func (b *cqlBuilder) build() bool {
 
 // start records the step's target and checks the options that do not apply to it.
 func (b *cqlBuilder) start() {
-	s, t, ss := b.step, b.table, b.spec
+	s, t, spec := b.step, b.table, b.spec
 	s.Database, s.Namespace = Cassandra, b.d.Cassandra.Keyspace
 	for _, c := range t.pk {
 		s.KeyColumns = append(s.KeyColumns, c.name)
 	}
-	if ss.ReadPreference != nil || ss.WriteConcern != nil || ss.ReadConcern != "" || len(ss.Filter) > 0 {
+	if spec.ReadPreference != nil || spec.WriteConcern != nil || spec.ReadConcern != "" || len(spec.Filter) > 0 {
 		b.errAt("read_preference", "read_preference, write_concern, read_concern and filter apply to MongoDB steps; %s is a Cassandra table", t.name)
 	}
-	if ss.Mode != "" && ss.Mode != "append" && ss.Mode != "rewrite" {
-		b.errAt("mode", "must be append or rewrite, got %q", ss.Mode)
+	if spec.Mode != "" && spec.Mode != "append" && spec.Mode != "rewrite" {
+		b.errAt("mode", "must be append or rewrite, got %q", spec.Mode)
 	}
 	b.known = available(b.op.spec, b.op.meta, s.Verb)
 	if s.Verb == "read" {
 		b.rangeField = b.op.spec.Range
 	}
-	b.keyspace = quoteIdent(b.d.Cassandra.Keyspace) + "." + quoteIdent(t.name)
+	b.qualified = quoteIdent(b.d.Cassandra.Keyspace) + "." + quoteIdent(t.name)
 }
 
 // columnUses decides how the step gives each column: the constants of its values: and
@@ -169,8 +169,8 @@ func (b *cqlBuilder) derivedMode(col *column) mode {
 
 // needs says what a column the step cannot give holds, for errors. A column without its
 // logical field (an unknown one, reported at the column) is named alone.
-func (b *cqlBuilder) needs(u *colUse) string {
-	c := u.col
+func (b *cqlBuilder) needs(use *colUse) string {
+	c := use.col
 	if c.field == nil {
 		return "column " + c.name
 	}
@@ -204,28 +204,28 @@ func (b *cqlBuilder) knows() string {
 
 // cannotServe reports that the table cannot serve the operation: what a key column needs
 // against what the operation knows.
-func (b *cqlBuilder) cannotServe(what string, u *colUse, hint string) {
+func (b *cqlBuilder) cannotServe(what string, use *colUse, hint string) {
 	name := b.op.name
-	b.errAt(b.step.Verb, "%s cannot serve %s: %s %s, but %s knows %s%s", b.table.name, name, what, b.needs(u), name, b.knows(), hint)
+	b.errAt(b.step.Verb, "%s cannot serve %s: %s %s, but %s knows %s%s", b.table.name, name, what, b.needs(use), name, b.knows(), hint)
 }
 
 // partitionKey decides which partitions the step reaches: one, the buckets a read fans
 // out over (hash buckets, then the time buckets of its period), or every partition (scan).
 func (b *cqlBuilder) partitionKey() bool {
-	t, ss, verb := b.table, b.spec, b.step.Verb
+	t, spec, verb := b.table, b.spec, b.step.Verb
 	for _, c := range t.pk {
-		u := b.uses[c.name]
-		switch u.mode {
+		use := b.uses[c.name]
+		switch use.mode {
 		case modeEq:
 		case modeFanHash:
-			b.hashFans = append(b.hashFans, u)
+			b.hashFans = append(b.hashFans, use)
 		case modeFanTime:
 			if b.timeFan != nil {
 				b.errAt(verb, "%s: two time-bucket columns cannot both fan out", t.name)
 			}
-			b.timeFan = u
+			b.timeFan = use
 		default:
-			if verb == "read" && ss.Scan {
+			if verb == "read" && spec.Scan {
 				b.scan = true
 				continue
 			}
@@ -233,11 +233,11 @@ func (b *cqlBuilder) partitionKey() bool {
 			if verb == "read" {
 				hint = "; scan: true reads every partition (ALLOW FILTERING)"
 			}
-			b.cannotServe("partition key", u, hint)
+			b.cannotServe("partition key", use, hint)
 			return false
 		}
 	}
-	if ss.Scan && !b.scan && verb != "read" {
+	if spec.Scan && !b.scan && verb != "read" {
 		b.errAt("scan", "only reads scan")
 	}
 	if !b.scan && len(b.hashFans) > 0 && b.timeFan == nil && len(b.hashFans) == len(t.pk) {
@@ -250,9 +250,9 @@ func (b *cqlBuilder) partitionKey() bool {
 		b.hashFans, b.timeFan = nil, nil
 	}
 	stride := int32(1)
-	for _, u := range b.hashFans {
-		u.stride = stride
-		stride *= int32(max(1, u.col.bucket.Count))
+	for _, use := range b.hashFans {
+		use.stride = stride
+		stride *= int32(max(1, use.col.bucket.Count))
 	}
 	if b.timeFan != nil {
 		b.timeFan.stride = stride
@@ -267,7 +267,7 @@ func (b *cqlBuilder) fansOut() bool { return len(b.hashFans) > 0 || b.timeFan !=
 // consistency sets the step's consistency levels (the step's, else the table's, else the
 // keyspace's default, else QUORUM), its TTL and its time bucket unit.
 func (b *cqlBuilder) consistency() {
-	s, ss, t, cs := b.step, b.spec, b.table, b.d.Cassandra
+	s, spec, t, cass := b.step, b.spec, b.table, b.d.Cassandra
 	read := s.Verb == "read"
 	pick := func(cd ConsistencyDefault) string {
 		if read {
@@ -275,27 +275,27 @@ func (b *cqlBuilder) consistency() {
 		}
 		return cd.Write
 	}
-	s.Consistency = firstNonEmpty(ss.Consistency, pick(t.t.Consistency), pick(cs.Consistency), "QUORUM")
-	if err := clValid(s.Consistency, !read, cs); err != nil {
+	s.Consistency = firstNonEmpty(spec.Consistency, pick(t.t.Consistency), pick(cass.Consistency), "QUORUM")
+	if err := clValid(s.Consistency, !read, cass); err != nil {
 		b.errAt("consistency", "%v", err)
 	}
-	if ss.LWT {
+	if spec.LWT {
 		if read {
 			b.errAt("lwt", "a read is not a lightweight transaction (use consistency: SERIAL for a serial read)")
 		}
-		s.Serial = firstNonEmpty(ss.Serial, t.t.Consistency.Serial, cs.Consistency.Serial, "SERIAL")
+		s.Serial = firstNonEmpty(spec.Serial, t.t.Consistency.Serial, cass.Consistency.Serial, "SERIAL")
 		if cl, ok := consistencyLevels[s.Serial]; !ok || !cl.serial {
 			b.errAt("serial_consistency", "must be SERIAL or LOCAL_SERIAL, got %q", s.Serial)
 		}
-	} else if ss.Serial != "" {
+	} else if spec.Serial != "" {
 		b.errAt("serial_consistency", "applies to LWT writes only (lwt: true)")
 	}
 	s.TTL = t.t.TTL
-	if ss.TTL != 0 {
+	if spec.TTL != 0 {
 		if read || s.Verb == "delete" {
 			b.errAt("ttl", "applies to writes")
 		}
-		s.TTL = ss.TTL
+		s.TTL = spec.TTL
 	}
 	for _, c := range t.pk {
 		if c.kind == srcTimeBucket {
@@ -356,10 +356,10 @@ func (b *cqlBuilder) partsFunc() {
 }
 
 // addEq adds an equality condition on a column.
-func (b *cqlBuilder) addEq(u *colUse) {
-	b.where = append(b.where, quoteIdent(u.col.name)+" = ?")
+func (b *cqlBuilder) addEq(use *colUse) {
+	b.where = append(b.where, quoteIdent(use.col.name)+" = ?")
 	if b.model != nil {
-		b.binds = append(b.binds, cqlBind(u.col.typ, b.d.columnValue(u, b.model)))
+		b.binds = append(b.binds, cqlBind(use.col.typ, b.d.columnValue(use, b.model)))
 	}
 }
 
@@ -405,7 +405,7 @@ func (b *cqlBuilder) statement() bool {
 // selectStatement reads the partition (or every one, for a scan) with the clustering
 // prefix the operation knows, and its range on the next clustering column.
 func (b *cqlBuilder) selectStatement() {
-	s, t, ss := b.step, b.table, b.spec
+	s, t, spec := b.step, b.table, b.spec
 	s.Statement = "SELECT"
 	s.Kind = Read
 	if b.fansOut() {
@@ -416,9 +416,9 @@ func (b *cqlBuilder) selectStatement() {
 		s.Kind = Scan
 		b.singleRow = false
 		for _, col := range t.cols {
-			u := b.uses[col.name]
-			if u.mode == modeEq && col.kind == srcField && !col.items && !col.typ.isCollection() {
-				b.addEq(u)
+			use := b.uses[col.name]
+			if use.mode == modeEq && col.kind == srcField && !col.items && !col.typ.isCollection() {
+				b.addEq(use)
 			}
 		}
 		if b.rangeField != "" {
@@ -431,25 +431,25 @@ func (b *cqlBuilder) selectStatement() {
 			b.addEq(b.uses[col.name])
 		}
 		for _, col := range t.ck {
-			u := b.uses[col.name]
-			if u.mode == modeEq {
-				b.addEq(u)
+			use := b.uses[col.name]
+			if use.mode == modeEq {
+				b.addEq(use)
 				continue
 			}
 			b.singleRow = false
-			if u.mode == modeRange {
+			if use.mode == modeRange {
 				b.addRange(col)
 			}
 			break
 		}
 	}
-	stmt := "SELECT * FROM " + b.keyspace
+	stmt := "SELECT * FROM " + b.qualified
 	if len(b.where) > 0 {
 		stmt += " WHERE " + strings.Join(b.where, " AND ")
 	}
 	switch {
-	case ss.Limit > 0:
-		stmt += " LIMIT " + strconv.Itoa(ss.Limit)
+	case spec.Limit > 0:
+		stmt += " LIMIT " + strconv.Itoa(spec.Limit)
 	case b.op.spec.Action == workloads.List:
 		stmt += " LIMIT ?"
 		b.binds = append(b.binds, func(op *workloads.Op, _ int32) any { return int32(op.Qty) })
@@ -469,13 +469,13 @@ func (b *cqlBuilder) deleteStatement() {
 		b.addEq(b.uses[col.name])
 	}
 	for _, col := range t.ck {
-		u := b.uses[col.name]
-		if u.mode != modeEq {
+		use := b.uses[col.name]
+		if use.mode != modeEq {
 			break
 		}
-		b.addEq(u)
+		b.addEq(use)
 	}
-	s.CQL = "DELETE FROM " + b.keyspace + " WHERE " + strings.Join(b.where, " AND ")
+	s.CQL = "DELETE FROM " + b.qualified + " WHERE " + strings.Join(b.where, " AND ")
 	if b.spec.LWT {
 		s.CQL += " IF EXISTS"
 	}
@@ -484,10 +484,10 @@ func (b *cqlBuilder) deleteStatement() {
 // writeStatement writes the row of the primary key the operation knows: an INSERT of
 // every column it can give when it creates the row, else an UPDATE of what it changes.
 func (b *cqlBuilder) writeStatement() bool {
-	s, t, ss := b.step, b.table, b.spec
+	s, t, spec := b.step, b.table, b.spec
 	for _, col := range append(append([]*column(nil), t.pk...), t.ck...) {
-		if u := b.uses[col.name]; u.mode != modeEq {
-			b.cannotServe("primary key", u, "")
+		if use := b.uses[col.name]; use.mode != modeEq {
+			b.cannotServe("primary key", use, "")
 			return false
 		}
 	}
@@ -498,12 +498,12 @@ func (b *cqlBuilder) writeStatement() bool {
 		return false
 	}
 	s.Kind = Write
-	if ss.LWT {
+	if spec.LWT {
 		s.Kind = LWT
 	}
 	using := ""
-	if ss.TTL != 0 {
-		using = " USING TTL " + strconv.FormatInt(int64(ss.TTL.Seconds()), 10)
+	if spec.TTL != 0 {
+		using = " USING TTL " + strconv.FormatInt(int64(spec.TTL.Seconds()), 10)
 	}
 	if s.Verb == "insert" || action == workloads.Insert || action == workloads.ItemAdd && rowPerItem {
 		b.insertStatement(using)
@@ -517,17 +517,17 @@ func (b *cqlBuilder) insertStatement(using string) {
 	s.Statement = "INSERT"
 	var names, marks []string
 	for _, col := range b.table.cols {
-		u := b.uses[col.name]
-		if u.mode != modeEq {
+		use := b.uses[col.name]
+		if use.mode != modeEq {
 			continue
 		}
 		names = append(names, quoteIdent(col.name))
 		marks = append(marks, "?")
 		if b.model != nil {
-			b.binds = append(b.binds, b.d.columnBind(u, b.model))
+			b.binds = append(b.binds, b.d.columnBind(use, b.model))
 		}
 	}
-	s.CQL = "INSERT INTO " + b.keyspace + " (" + strings.Join(names, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")"
+	s.CQL = "INSERT INTO " + b.qualified + " (" + strings.Join(names, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")"
 	if b.spec.LWT {
 		s.CQL += " IF NOT EXISTS"
 	}
@@ -549,15 +549,15 @@ func (up *cqlUpdate) set(expr string, binds ...bindFn) {
 }
 
 func (b *cqlBuilder) updateStatement(using string) bool {
-	s, t, ss := b.step, b.table, b.spec
+	s, t, spec := b.step, b.table, b.spec
 	s.Statement = "UPDATE"
-	up := &cqlUpdate{sets: setsOf(b.op, ss, b.errs)}
+	up := &cqlUpdate{sets: setsOf(b.op, spec, b.errs)}
 	for _, col := range t.cols {
 		if !b.assignColumn(up, col) {
 			return false
 		}
 	}
-	if b.op.spec.Action == workloads.Decrement && len(up.cond) == 0 && ss.LWT {
+	if b.op.spec.Action == workloads.Decrement && len(up.cond) == 0 && spec.LWT {
 		up.cond = append(up.cond, "EXISTS")
 	}
 	if len(up.assign) == 0 {
@@ -571,8 +571,8 @@ func (b *cqlBuilder) updateStatement(using string) bool {
 	for _, col := range t.ck {
 		b.addEq(b.uses[col.name])
 	}
-	s.CQL = "UPDATE " + b.keyspace + using + " SET " + strings.Join(up.assign, ", ") + " WHERE " + strings.Join(b.where, " AND ")
-	if ss.LWT {
+	s.CQL = "UPDATE " + b.qualified + using + " SET " + strings.Join(up.assign, ", ") + " WHERE " + strings.Join(b.where, " AND ")
+	if spec.LWT {
 		if len(up.cond) == 0 {
 			up.cond = []string{"EXISTS"}
 		}
@@ -586,10 +586,10 @@ func (b *cqlBuilder) updateStatement(using string) bool {
 // operation, the decremented counter, a constant, or a field the operation changes.
 func (b *cqlBuilder) assignColumn(up *cqlUpdate, col *column) bool {
 	t, m, lwt, action := b.table, b.model, b.spec.LWT, b.op.spec.Action
-	u := b.uses[col.name]
+	use := b.uses[col.name]
 	holds := func(name string) bool { return col.kind == srcField && col.field != nil && col.field.Name == name }
 	if col.pk || col.ck {
-		if u.over == nil && col.kind == srcField && col.field != nil && up.sets[col.field.Name] && action == workloads.Update {
+		if use.over == nil && col.kind == srcField && col.field != nil && up.sets[col.field.Name] && action == workloads.Update {
 			b.errAt("write", "%s changes %s, which is key column %s of %s: a key cannot be updated; delete the old row and insert the new one (two steps, with values: for the old key)",
 				b.op.name, col.field.Name, col.name, t.name)
 			return false
@@ -624,7 +624,7 @@ func (b *cqlBuilder) assignColumn(up *cqlUpdate, col *column) bool {
 		if lwt {
 			up.cond = append(up.cond, name+" = ?")
 			if m != nil {
-				up.condBinds = append(up.condBinds, cqlBind(col.typ, b.d.columnValue(u, m)))
+				up.condBinds = append(up.condBinds, cqlBind(col.typ, b.d.columnValue(use, m)))
 			}
 		}
 	case decrement && col.kind == srcField && holdsPerKey(col.field, counter, workloads.TIntMap) && t.columnOfField(counter) == nil:
@@ -647,12 +647,12 @@ func (b *cqlBuilder) assignColumn(up *cqlUpdate, col *column) bool {
 		if lwt {
 			up.cond = append(up.cond, name+"[?] = ?")
 		}
-	case u.over != nil,
-		col.kind == srcField && col.field != nil && up.sets[col.field.Name] && u.mode == modeEq && !col.items,
-		col.kind == srcUDT && u.mode == modeEq && b.setsAll(up, col):
+	case use.over != nil,
+		col.kind == srcField && col.field != nil && up.sets[col.field.Name] && use.mode == modeEq && !col.items,
+		col.kind == srcUDT && use.mode == modeEq && b.setsAll(up, col):
 		up.set(name + " = ?")
 		if m != nil {
-			up.setBinds = append(up.setBinds, b.d.columnBind(u, m))
+			up.setBinds = append(up.setBinds, b.d.columnBind(use, m))
 		}
 	}
 	return true
@@ -671,13 +671,13 @@ func (b *cqlBuilder) setsAll(up *cqlUpdate, col *column) bool {
 // sizeFunc compiles the rows and bytes of a request: a write's row (one appended item,
 // or the whole list), a delete's tombstone, or the rows a read returns per partition.
 func (b *cqlBuilder) sizeFunc() {
-	s, c, t, ss := b.step, b.step.c, b.table, b.spec
+	s, c, t, spec := b.step, b.step.c, b.table, b.spec
 	action := b.op.spec.Action
 	itemsCol := t.itemsColumn()
 	fixed, perItem := t.rowSize()
 	switch {
 	case s.Kind.IsWrite() && s.Verb != "delete":
-		appendMode := action == workloads.ItemAdd && ss.Mode != "rewrite" && itemsCol != nil
+		appendMode := action == workloads.ItemAdd && spec.Mode != "rewrite" && itemsCol != nil
 		c.size = func(op *workloads.Op, _ int32) (int32, int32) {
 			n := op.Items
 			if appendMode {
@@ -688,7 +688,7 @@ func (b *cqlBuilder) sizeFunc() {
 	case s.Verb == "delete":
 		c.size = func(*workloads.Op, int32) (int32, int32) { return 1, fixed / 4 }
 	default:
-		limit := int32(ss.Limit)
+		limit := int32(spec.Limit)
 		list := action == workloads.List
 		hasItems := itemsCol != nil
 		get := action == workloads.Get

@@ -244,8 +244,8 @@ func Compile(d *Design, m *workloads.Model) (*Plan, error) {
 	p := &Plan{Design: d, Model: m, byType: make([][]*Step, len(m.Ops)), reason: make([]string, len(m.Ops))}
 	steps, errs := d.compileAll(m)
 	for i, info := range m.Ops {
-		if ss, ok := steps[info.Name]; ok {
-			p.byType[i] = ss
+		if opSteps, ok := steps[info.Name]; ok {
+			p.byType[i] = opSteps
 			continue
 		}
 		if r, ok := d.NotServed.Get(info.Name); ok {
@@ -257,8 +257,8 @@ func Compile(d *Design, m *workloads.Model) (*Plan, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	for _, ss := range p.byType {
-		for _, s := range ss {
+	for _, opSteps := range p.byType {
+		for _, s := range opSteps {
 			s.ID = p.steps
 			p.steps++
 		}
@@ -303,9 +303,9 @@ func (p *Plan) Only(target string) *Plan {
 func (p *Plan) filter(drop func(*Step) bool) *Plan {
 	q := *p
 	q.byType = make([][]*Step, len(p.byType))
-	for i, ss := range p.byType {
-		if ss != nil { // an operation left without steps is still served
-			q.byType[i] = slices.DeleteFunc(slices.Clone(ss), drop)
+	for i, opSteps := range p.byType {
+		if opSteps != nil { // an operation left without steps is still served
+			q.byType[i] = slices.DeleteFunc(slices.Clone(opSteps), drop)
 		}
 	}
 	return &q

@@ -58,15 +58,15 @@ func (b *mongoBuilder) build() bool {
 // start records the step's target, checks the options that do not apply to it and reads
 // the constants of its values:.
 func (b *mongoBuilder) start() {
-	s, co, ss := b.step, b.coll, b.spec
+	s, co, spec := b.step, b.coll, b.spec
 	s.Database, s.Namespace = MongoDB, b.d.MongoDB.Database
 	s.KeyColumns, s.Hashed = co.shardKey, co.hashed
-	if ss.Consistency != "" || ss.Serial != "" || ss.LWT || ss.Scan || ss.TTL != 0 || ss.Mode != "" {
+	if spec.Consistency != "" || spec.Serial != "" || spec.LWT || spec.Scan || spec.TTL != 0 || spec.Mode != "" {
 		b.errAt("consistency", "consistency, serial_consistency, lwt, scan, ttl and mode apply to Cassandra steps; %s is a MongoDB collection", co.name)
 	}
 	b.known = available(b.op.spec, b.op.meta, s.Verb)
 	b.overs = map[string]string{}
-	for _, e := range ss.Values {
+	for _, e := range spec.Values {
 		if _, ok := co.byName[e.Key]; !ok {
 			b.errs.Add(e.Pos, "values."+e.Key, "unknown document field of %s", co.name)
 			continue
@@ -89,34 +89,34 @@ func (b *mongoBuilder) has(f *docField) bool {
 // concerns sets a read's read preference and read concern, a write's write concern: the
 // step's, else the collection's, else the database's, else primary, local and majority.
 func (b *mongoBuilder) concerns() {
-	s, ss, c, mg := b.step, b.spec, b.coll.c, b.d.MongoDB
+	s, spec, c, mg := b.step, b.spec, b.coll.c, b.d.MongoDB
 	if b.read {
-		if ss.WriteConcern != nil {
+		if spec.WriteConcern != nil {
 			b.errAt("write_concern", "applies to writes")
 		}
 		s.ReadPref = ReadPref{Mode: "primary"}
-		for _, p := range []*ReadPref{ss.ReadPreference, c.ReadPreference, mg.ReadPreference} {
+		for _, p := range []*ReadPref{spec.ReadPreference, c.ReadPreference, mg.ReadPreference} {
 			if p != nil {
 				s.ReadPref = *p
 				break
 			}
 		}
-		checkReadPref(b.errs, ss.ReadPreference)
-		s.ReadConcern = firstNonEmpty(ss.ReadConcern, c.ReadConcern, mg.ReadConcern, "local")
-		checkReadConcern(b.errs, ss.Loc, ss.ReadConcern)
+		checkReadPref(b.errs, spec.ReadPreference)
+		s.ReadConcern = firstNonEmpty(spec.ReadConcern, c.ReadConcern, mg.ReadConcern, "local")
+		checkReadConcern(b.errs, spec.Loc, spec.ReadConcern)
 		return
 	}
-	if ss.ReadPreference != nil {
+	if spec.ReadPreference != nil {
 		b.errAt("read_preference", "applies to reads: writes always go to the primary")
 	}
 	s.WriteConcern = WriteConcern{W: "majority"}
-	for _, w := range []*WriteConcern{ss.WriteConcern, c.WriteConcern, mg.WriteConcern} {
+	for _, w := range []*WriteConcern{spec.WriteConcern, c.WriteConcern, mg.WriteConcern} {
 		if w != nil {
 			s.WriteConcern = *w
 			break
 		}
 	}
-	checkWriteConcern(b.errs, ss.WriteConcern)
+	checkWriteConcern(b.errs, spec.WriteConcern)
 }
 
 // filterFields chooses the equality conditions of a request other than an insert: the
@@ -126,7 +126,7 @@ func (b *mongoBuilder) filterFields() bool {
 	if b.insert {
 		return true
 	}
-	co, spec := b.coll, b.op.spec
+	co, opSpec := b.coll, b.op.spec
 	switch {
 	case b.spec.Filter != nil:
 		for _, name := range b.spec.Filter {
@@ -135,17 +135,17 @@ func (b *mongoBuilder) filterFields() bool {
 				b.errAt("filter", "unknown document field %q of %s", name, co.name)
 				continue
 			}
-			if !b.has(f) && !(f.field != nil && f.field.Name == spec.Range) {
+			if !b.has(f) && !(f.field != nil && f.field.Name == opSpec.Range) {
 				what := "it" // a field without its logical field: reported at the field
 				if f.field != nil {
 					what = f.field.Name
 				}
-				b.errAt("filter", "%s does not know %s (field %q); it knows %s", b.op.name, what, name, strings.Join(spec.Binds, ", "))
+				b.errAt("filter", "%s does not know %s (field %q); it knows %s", b.op.name, what, name, strings.Join(opSpec.Binds, ", "))
 				continue
 			}
 			b.filter = append(b.filter, f)
 		}
-	case spec.Action == workloads.List && b.read:
+	case opSpec.Action == workloads.List && b.read:
 		for _, f := range co.fields {
 			if f.field != nil && b.known[f.field.Name] && f.field.Type.Scalar() {
 				b.filter = append(b.filter, f)
@@ -163,7 +163,7 @@ func (b *mongoBuilder) filterFields() bool {
 		}
 		if len(b.filter) == 0 {
 			b.errAt(b.step.Verb, "%s cannot identify a document of %s: it knows neither _id nor a shard key field (it knows %s); give filter:",
-				b.op.name, co.name, strings.Join(spec.Binds, ", "))
+				b.op.name, co.name, strings.Join(opSpec.Binds, ", "))
 			return false
 		}
 	}

@@ -276,9 +276,6 @@ func (d *Design) resolveTable(name string, tt *Table, udts map[string]*udtInfo, 
 		t.ckDesc = append(t.ckDesc, order == "desc")
 	}
 	for _, col := range t.cols {
-		if col.cnode == nil && col.kind == srcConst && !col.pk && !col.ck {
-			_ = col
-		}
 		if (col.pk || col.ck) && col.typ.Name == "counter" {
 			errs.AddAt(col.loc, "type", "counter columns cannot be in a key")
 		}
