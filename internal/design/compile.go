@@ -305,6 +305,8 @@ func setsOf(ctx *opCtx, spec *StepSpec, errs *yamlx.Errors) map[string]bool {
 	return only
 }
 
+// firstNonEmpty is the first of list that is set: a step's setting, else its target's,
+// else the database's default.
 func firstNonEmpty(list ...string) string {
 	for _, s := range list {
 		if s != "" {
@@ -315,34 +317,23 @@ func firstNonEmpty(list ...string) string {
 }
 
 // rangeValues gives the bounds of an operation's range over a field: [Ref, Until) for
-// time fields, [Price, Aux] for prices.
+// time fields, [the field's value, Aux] for others (a listing's price range).
 func rangeValues(f *workloads.Field, m *workloads.Model) (valueFn, valueFn) {
 	lo := fieldValue(f, m)
 	var hi valueFn
 	switch f.Type {
 	case workloads.TTimestamp:
-		hi = func(op *workloads.Op, _ int32, buf []byte) workloads.Value {
-			var v workloads.Value
-
-			v.Type, v.Null, v.Int = workloads.TTimestamp, false, workloads.FloorDiv(op.Until, 1e6)
-
-			return v
+		hi = func(op *workloads.Op, _ int32, _ []byte) workloads.Value {
+			return workloads.Value{Type: workloads.TTimestamp, Int: workloads.FloorDiv(op.Until, 1e6)}
 		}
 	case workloads.TDate:
-		hi = func(op *workloads.Op, _ int32, buf []byte) workloads.Value {
-			var v workloads.Value
-
-			v.Type, v.Null, v.Int = workloads.TDate, false, workloads.FloorDiv(op.Until, 86_400_000_000_000)
-
-			return v
+		hi = func(op *workloads.Op, _ int32, _ []byte) workloads.Value {
+			return workloads.Value{Type: workloads.TDate, Int: workloads.FloorDiv(op.Until, 86_400_000_000_000)}
 		}
 	default:
-		hi = func(op *workloads.Op, _ int32, buf []byte) workloads.Value {
-			var v workloads.Value
-
-			v.Type, v.Null, v.Int = f.Type, false, op.Aux
-
-			return v
+		typ := f.Type
+		hi = func(op *workloads.Op, _ int32, _ []byte) workloads.Value {
+			return workloads.Value{Type: typ, Int: op.Aux}
 		}
 	}
 	return lo, hi

@@ -56,6 +56,7 @@ type cqlBuilder struct {
 	singleRow bool     // a read returns one row per partition
 }
 
+// build runs the phases; false when the table cannot serve the operation (reported).
 func (b *cqlBuilder) build() bool {
 	b.start()
 	b.columnUses()

@@ -31,6 +31,7 @@ type mongoBuilder struct {
 	setFields []*docField     // document fields an update sets
 }
 
+// build runs the phases; false when the collection cannot serve the operation (reported).
 func (b *mongoBuilder) build() bool {
 	b.start()
 	b.concerns()
