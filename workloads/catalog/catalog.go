@@ -147,7 +147,7 @@ var Meta = &workloads.Meta{
 		{Name: "page_size", Default: 24, Min: 1, Max: 10000, Doc: "rows of a category listing page"},
 		{Name: "popular_rows", Default: 20, Min: 1, Max: 10000, Doc: "rows of a popular-products read"},
 		{Name: "popular_global_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of popular reads of the store-wide top (else a category's)"},
-		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of catalog operations in sessions created during the run"},
+		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of catalog operations in recently created sessions (by age, mean 2,000 sessions: created during the run, or before it while the run has created fewer)"},
 	},
 	New: newGen,
 }

@@ -86,7 +86,7 @@ var Meta = &workloads.Meta{
 	},
 	Knobs: []workloads.Knob{
 		{Name: "items_mean", Default: 1.8, Min: 1, Max: 50, Doc: "mean items per placed order"},
-		{Name: "recent_share", Default: 0.5, Min: 0, Max: 1, Doc: "share of read/status_change on orders placed during the run"},
+		{Name: "recent_share", Default: 0.5, Min: 0, Max: 1, Doc: "share of read/status_change on recently placed orders (by age, mean 5,000 orders: placed during the run, or historic while the run has placed fewer)"},
 		{Name: "history_months", Default: 12, Min: 1, Max: 120, Doc: "months history_all covers"},
 		{Name: "history_limit", Default: 50, Min: 1, Max: 100000, Doc: "rows read by history reads"},
 		{Name: "period_limit", Default: 100, Min: 1, Max: 1000000, Doc: "rows read by list_by_period (one page)"},
@@ -169,10 +169,13 @@ func historicItems(m *workloads.Model, o int64) int32 {
 func (g *gen) pick(op *workloads.Op) {
 	st, m := g.st, g.st.M
 	if st.NewOrders.Len() > 0 && st.Rand.Chance(g.recent) {
-		o := st.NewOrders.Recent(&st.Rand, 5000)
-		op.Order, op.User, op.Ref, op.Zone, op.Items, op.Price = o.ID, o.User, o.Created, o.Zone, o.Items, o.Total
-		op.Bot = m.IsBot(o.User)
-		return
+		// An age beyond the orders placed so far is an order placed before the run: a
+		// historic one, below.
+		if o, ok := st.NewOrders.Recent(&st.Rand, 5000); ok {
+			op.Order, op.User, op.Ref, op.Zone, op.Items, op.Price = o.ID, o.User, o.Created, o.Zone, o.Items, o.Total
+			op.Bot = m.IsBot(o.User)
+			return
+		}
 	}
 	for try := 0; ; try++ {
 		u, bot := st.User()
