@@ -99,20 +99,10 @@ func (r *Ring[T]) Recent(rnd *Rand, meanAge float64) (*T, bool) {
 
 func newState(m *Model) *State {
 	st := &State{M: m, Rand: NewRand(uint64(m.Seed) ^ 0x5eed_0f_0b5), nextSession: m.Sessions, nextOrder: m.FirstNewOrder()}
-	slots := m.Carts
-	if slots > MaxCartSlots {
-		slots = MaxCartSlots
-	}
-	st.Carts = make([]CartSlot, max(slots, 1))
-	// population.carts are active at the start: an owner (one per session) has a cart with
-	// probability carts/sessions, holding about three items.
-	p := float64(m.Carts) / float64(max(m.Sessions, 1))
+	st.Carts = make([]CartSlot, m.CartSlots())
+	// population.carts are active at the start (Model.InitialCartItems).
 	for i := range st.Carts {
-		h := Hash(m.Seed, saltCart, int64(i))
-		if unit(h) < p {
-			r := NewRand(h)
-			st.Carts[i].N = uint8(r.Geometric(3, 20))
-		}
+		st.Carts[i].N = m.InitialCartItems(int64(i))
 	}
 	return st
 }

@@ -93,7 +93,33 @@ var Meta = &workloads.Meta{
 		{Name: "period_month_share", Default: 0.2, Min: 0, Max: 1, Doc: "share of list_by_period reading a month (else a day)"},
 		{Name: "current_share", Default: 0.6, Min: 0, Max: 1, Doc: "share of period and month reads of the current day/month"},
 	},
-	New: newGen,
+	Population: population,
+	New:        newGen,
+}
+
+// population is the users' historic orders, by user (bots first, then by activity rank):
+// candidate i is user i/OrderSlots's order i%OrderSlots, a record when the user placed
+// that many (HistoricOrders). An order placed over a week before the run is delivered,
+// a newer one shipped.
+func population(m *workloads.Model) []workloads.RecordSet {
+	week := int64(7 * 24 * time.Hour)
+	return []workloads.RecordSet{{Name: "history", Count: m.Users * m.OrderSlots, Record: func(o int64, op *workloads.Op) bool {
+		u := m.OrderUser(o)
+		if o-u*m.OrderSlots >= m.HistoricOrders(u) {
+			return false
+		}
+		*op = m.NewRecord()
+		op.Order, op.User, op.Zone, op.Bot = o, u, m.UserZone(u), m.IsBot(u)
+		op.Ref = m.OrderCreated(o)
+		op.Time = op.Ref
+		op.Items = historicItems(m, o)
+		op.Price = total(m, o, op.Items)
+		op.Aux = 4 // delivered
+		if m.Start-op.Ref < week {
+			op.Aux = 3 // shipped
+		}
+		return true
+	}}}
 }
 
 // item derives the j-th item of order o.

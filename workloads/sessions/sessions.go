@@ -87,7 +87,17 @@ var Meta = &workloads.Meta{
 		{Name: "ttl_hours", Default: 24, Min: 0.01, Max: 24 * 365, Doc: "session lifetime after the last activity (expires_at)"},
 		{Name: "list_limit", Default: 10, Min: 1, Max: 10000, Doc: "rows read by list_by_user"},
 	},
-	New: newGen,
+	Population: population,
+	New:        newGen,
+}
+
+// population is the initial sessions (Model.SessionRecord), bots' first, then by activity
+// rank.
+func population(m *workloads.Model) []workloads.RecordSet {
+	return []workloads.RecordSet{{Name: "sessions", Count: m.Sessions, Record: func(i int64, op *workloads.Op) bool {
+		m.SessionRecord(i, op)
+		return true
+	}}}
 }
 
 type gen struct {
