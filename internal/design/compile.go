@@ -559,9 +559,9 @@ func (d *Design) cassandraStep(ctx *opCtx, ss *StepSpec, s *Step, t *table, m *w
 	fixed, perItem := int32(0), int32(0)
 	for _, col := range t.cols {
 		if col.items {
-			perItem = col.field.Size
+			perItem = col.field.SizeIn(m)
 		} else {
-			fixed += col.size
+			fixed += colSize(col, m)
 		}
 	}
 	singleRow := true

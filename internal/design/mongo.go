@@ -273,9 +273,10 @@ func (d *Design) mongoStep(ctx *opCtx, ss *StepSpec, s *Step, co *collection, m 
 	fixed, perItem := int32(0), int32(0)
 	for _, f := range co.fields {
 		if f == itemsF {
-			perItem = f.size
+			perItem = f.field.SizeIn(m)
+			fixed += docSize(f, m) - f.size // the array's own name and type
 		} else {
-			fixed += f.size
+			fixed += docSize(f, m)
 		}
 	}
 	fixed += 16
