@@ -79,7 +79,7 @@ type TableHotspots struct {
 type LoadedData struct {
 	Rows    int64 `json:"rows"`
 	Bytes   int64 `json:"bytes"`
-	Records int64 `json:"records"` // the entity's records they hold
+	Records int64 `json:"records"` // the entity's records offered to the table (one without its key, a guest in sessions_by_user, has no row)
 	// Sample says how they were counted: "every record", or the head of each record set
 	// enumerated whole and one record in N of the rest (the figures are then estimates).
 	Sample string `json:"sample"`
