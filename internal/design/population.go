@@ -142,7 +142,6 @@ func (d *Design) loader(target string, m *workloads.Model, id int) (*Loader, err
 	if err := errs.Err(); err != nil || s == nil {
 		return nil, fmt.Errorf("design %s: %s cannot hold whole %s records: %v", d.Name, target, meta.Entity, err)
 	}
-	s.c.applyView()
 	s.ID = id
 	l := &Loader{Target: target, Namespace: s.Namespace, Entity: meta.Entity, Database: s.Database, Step: s, Sets: sets}
 	if spec != nil {
