@@ -39,7 +39,6 @@ func (b *Backend) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cassandra %s: %s", b.target.redacted, b.log.Redact(err.Error()))
 	}
-	b.log.Logf("%s", r)
 	b.log.Note("%s", r)
 	return nil
 }

@@ -54,7 +54,6 @@ func (b *Backend) load(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("mongo %s: %s", b.target.redacted, b.log.Redact(err.Error()))
 		}
-		b.log.Logf("%s", r)
 		b.log.Note("%s", r)
 	}
 	b.afterLoad(ctx)
