@@ -2,6 +2,7 @@ package workloads_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +83,63 @@ func TestHumanCeilingAtBlackFriday(t *testing.T) {
 		if r := float64(c) / window.Seconds(); r < 100 {
 			t.Errorf("bot %d made %.0f ops/s, want hundreds", b, r)
 		}
+	}
+}
+
+// The scenario's overrides: max_per_hour per operation (0 lifts the ceiling), bots.ops
+// replacing the workloads' set, and errors naming file:line and field.
+func TestActivityDeclarations(t *testing.T) {
+	mix := "  orders.place: 1\n  views.append: 1\n"
+	sc := testScenario(t, 1, mix, "")
+	sc.Population.UserActivity.MaxPerHour = map[string]float64{"orders.place": 0, "views.append": 600}
+	sc.Population.Bots.Ops = []string{"orders.place"}
+	m := newModel(t, sc)
+	place, view := m.OpIndex("orders.place"), m.OpIndex("views.append")
+	if m.Ceiling(place) != 0 || m.Ceiling(view) != 600 {
+		t.Errorf("ceilings %g, %g; want 0 (lifted) and 600", m.Ceiling(place), m.Ceiling(view))
+	}
+	if m.Ops[place].BotShare != 0.2 || m.Ops[view].BotShare != 0 {
+		t.Errorf("bot shares %g, %g; want 0.2 (bots.ops names it) and 0", m.Ops[place].BotShare, m.Ops[view].BotShare)
+	}
+	// Defaults: bots view pages, never place orders.
+	m = newModel(t, testScenario(t, 1, mix, ""))
+	if m.Ops[place].BotShare != 0 || m.Ops[view].BotShare != 0.2 || m.Ceiling(place) != workloads.PaceCheckout {
+		t.Errorf("defaults: bot shares %g, %g, orders.place ceiling %g", m.Ops[place].BotShare, m.Ops[view].BotShare, m.Ceiling(place))
+	}
+
+	bad := `name: t
+load:
+  phases: [{type: constant, rate: 100, duration: 1s}]
+population:
+  user_activity: {distribution: zipf, s: 1, max_per_hour: {orders.plac: 3}}
+  product_popularity: {distribution: zipf, s: 1, max_sessions: 2}
+  bots: {count: 2, share: 0.1, ops: [views.append, carts.nope]}
+mix:
+  orders.place: 1
+  views.append: 1
+`
+	sc, err := scenario.Parse("bad.yaml", []byte(bad))
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:6:") || !strings.Contains(err.Error(), "population.product_popularity.max_sessions") {
+		t.Fatalf("max_sessions on product_popularity: %v", err)
+	}
+	sc.Population.ProductPopularity.MaxSessions = 0
+	_, err = workloads.New(sc)
+	for _, want := range []string{
+		"bad.yaml:5:", "population.user_activity.max_per_hour.orders.plac: not an operation of the mix",
+		"bad.yaml:7:", "population.bots.ops[1]: \"carts.nope\" is not an operation of the mix",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+}
+
+// A population too small for the rate asked of its people is noted, not silently spread.
+func TestOverdrawnCeilingIsNoted(t *testing.T) {
+	sc := testScenario(t, 1, "  orders.place: 1\n", "")
+	sc.Population.Users = 1000 // 1,000 people at 12 an hour make 3.3/s; the schedule asks 100,000/s
+	m := newModel(t, sc)
+	if len(m.Overdrawn) == 0 || !strings.Contains(m.Overdrawn[0], "orders.place: 995 people") {
+		t.Fatalf("overdrawn notes %q", m.Overdrawn)
 	}
 }
