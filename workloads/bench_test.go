@@ -39,3 +39,32 @@ func BenchmarkZipf(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUserPick measures picking the acting person (or bot) of an operation under
+// black-friday's population: orders.place (a person ceiling of 12 an hour truncates the
+// Zipf) and views.append (bots take part), and the session pick of sessions.touch.
+func BenchmarkUserPick(b *testing.B) {
+	sc, err := scenario.ReadFile("../scenarios/black-friday.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := newModel(b, sc)
+	s := m.NewStream(schedule.New(sc))
+	st := s.State()
+	for _, name := range []string{"orders.place", "views.append", "sessions.touch"} {
+		op := workloads.Op{Type: uint16(m.OpIndex(name))}
+		st.Op = &op
+		b.Run(name, func(b *testing.B) {
+			var sum int64
+			for i := 0; i < b.N; i++ {
+				if name == "sessions.touch" {
+					sum += st.Session(0).ID
+				} else {
+					u, _ := st.User()
+					sum += u
+				}
+			}
+			_ = sum
+		})
+	}
+}

@@ -31,7 +31,7 @@ type Model struct {
 	GuestShare                       float64
 	OrdersPerUser                    float64
 	// Bots are users 0..Bots-1, each with one long-lived session (sessions 0..Bots-1);
-	// BotShare of user-attributed operations come from them.
+	// BotShare of the operations bots make come from them (OpInfo.BotShare).
 	Bots     int64
 	BotShare float64
 	// Categories in file order; products are laid out by category: category c owns
@@ -50,9 +50,13 @@ type Model struct {
 
 	// Ops is the operation table: the scenario's mix in file order. Op.Type indexes it.
 	Ops []OpInfo
+	// Overdrawn notes each human ceiling the population cannot hold at the schedule's
+	// peak (too few people for the rate asked of them): such an operation is spread
+	// evenly over all people, each above the ceiling. validate prints them.
+	Overdrawn []string
 
-	userPop   Popularity // non-bot users, rank 0 = Bots
-	sessPop   Popularity // non-bot initial sessions, rank 0 = Bots
+	actors    []actor  // per operation of the table: bots' share, people's truncated skews
+	owners    Activity // owners of initial sessions among people, rank 0 = user Bots
 	catAlias  Alias
 	zoneAlias Alias
 	mixAlias  Alias
@@ -87,6 +91,9 @@ type OpInfo struct {
 	Workload *Meta
 	Index    int // into Workload.Ops
 	Spec     *OpSpec
+	// PerHour is the human ceiling in effect (OpSpec.PerHour or the scenario's
+	// max_per_hour; 0: none); BotShare the share of the operation bots make.
+	PerHour, BotShare float64
 }
 
 // Category is one product category of the population.
@@ -181,8 +188,6 @@ func New(sc *scenario.Scenario) (*Model, error) {
 		errs.AddAt(p.Loc, "categories", "at most %d categories and 254 geo zones", NoCategory)
 	}
 
-	m.userPop = NewPopularity(max(1, m.Users-m.Bots), p.UserActivity.Distribution, p.UserActivity.S)
-	m.sessPop = NewPopularity(max(1, m.Sessions-m.Bots), p.UserActivity.Distribution, p.UserActivity.S)
 	m.zoneAlias = NewAlias(p.GeoZones.Shares())
 	m.Zones = p.GeoZones.Names()
 	m.catAlias = NewAlias(p.Categories.Shares())
@@ -228,6 +233,7 @@ func New(sc *scenario.Scenario) (*Model, error) {
 	if len(m.Ops) > math.MaxUint16 {
 		errs.AddAt(sc.Loc, "mix", "too many operations")
 	}
+	m.compileActors(&errs)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -400,7 +406,7 @@ func (m *Model) SessionUser(s int64) int64 {
 		return -1
 	}
 	r := NewRand(Hash(m.Seed, saltSessUser, s))
-	return m.Bots + m.userPop.Sample(&r)
+	return m.Bots + m.owners.Sample(&r)
 }
 
 // SessionZone is the geo zone of a session with the given user (-1: guest).

@@ -86,6 +86,15 @@ type OpSpec struct {
 	Range string
 	// Doc says what the operation does and how it uses Op's fields.
 	Doc string
+	// PerHour is the human ceiling: the most one person does this operation in an hour of
+	// store time (one of the Pace constants, whose comments give the rationale); 0 when
+	// the operation is not one person's act. population.user_activity.max_per_hour
+	// overrides it.
+	PerHour float64
+	// Bots marks an operation the scenario's bots make (a price scraper reads pages; it
+	// holds no cart, places no order and never logs in again); population.bots.ops
+	// overrides the set.
+	Bots bool
 	// Views are other views of the operation that some steps of a design act on.
 	Views []View
 }

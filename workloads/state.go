@@ -107,26 +107,33 @@ func newState(m *Model) *State {
 	return st
 }
 
-// User picks the acting user: a bot with the scenario's bot share, else a user by the
-// activity skew.
+// User picks the person or bot making the current operation: a bot with the
+// operation's bot share, else a person by the activity skew truncated at the operation's
+// human ceiling.
 func (st *State) User() (user int64, bot bool) {
 	m := st.M
-	if m.Bots > 0 && st.Rand.Chance(m.BotShare) {
+	a := &m.actors[st.Op.Type]
+	if a.botShare > 0 && st.Rand.Chance(a.botShare) {
 		return st.Rand.Intn(m.Bots), true
 	}
-	return m.Bots + m.userPop.Sample(&st.Rand), false
+	return m.Bots + a.users.Sample(&st.Rand), false
 }
 
-// HumanUser picks a user by the activity skew, never a bot.
-func (st *State) HumanUser() int64 { return st.M.Bots + st.M.userPop.Sample(&st.Rand) }
+// HumanUser picks a person for the current operation, never a bot.
+func (st *State) HumanUser() int64 {
+	return st.M.Bots + st.M.actors[st.Op.Type].users.Sample(&st.Rand)
+}
 
-// Session picks the session an operation happens in: a bot's session with the bot share;
-// with probability recent a recently created one (by age, see Ring.Recent: one created
-// during the run, or an initial-population session when the age drawn reaches back before
-// the run's start); else an initial-population session by the activity skew.
+// Session picks the session the current operation happens in: a bot's session with the
+// operation's bot share; with probability recent a recently created one (by age, see
+// Ring.Recent: one created during the run, or an initial-population session when the age
+// drawn reaches back before the run's start); else an initial-population session by the
+// activity skew truncated at the operation's ceiling (per session: a person's sessions are
+// at most max_sessions).
 func (st *State) Session(recent float64) SessionRef {
 	m := st.M
-	if m.Bots > 0 && st.Rand.Chance(m.BotShare) {
+	a := &m.actors[st.Op.Type]
+	if a.botShare > 0 && st.Rand.Chance(a.botShare) {
 		b := st.Rand.Intn(m.Bots)
 		return SessionRef{ID: b, User: b, Created: m.SessionCreated(b), Zone: m.UserZone(b)}
 	}
@@ -135,7 +142,7 @@ func (st *State) Session(recent float64) SessionRef {
 			return *s
 		}
 	}
-	return st.InitialSession(m.Bots + m.sessPop.Sample(&st.Rand))
+	return st.InitialSession(m.Bots + a.sessions.Sample(&st.Rand))
 }
 
 // InitialSession describes an initial-population session.

@@ -20,16 +20,25 @@ func vocabulary() []byte {
 	b.WriteString("Generated from the workload registry by `go test ./workloads -run TestVocabulary -update`;\n")
 	b.WriteString("a test fails when it is out of date. Design files map these field names to columns and\n")
 	b.WriteString("document fields; scenarios name these operations in their mix and these knobs under\n")
-	b.WriteString("`population.extra`.\n")
+	b.WriteString("`population.extra`. An operation's person's ceiling is the most one person makes of it in an\n")
+	b.WriteString("hour of store time (`population.user_activity.max_per_hour` overrides it); bots make the\n")
+	b.WriteString("operations marked (`population.bots.ops` overrides the set): see docs/activity.md.\n")
 	for _, m := range workloads.Registered() {
 		fmt.Fprintf(&b, "\n## %s (entity `%s`)\n\n%s.\n\n", m.Name, m.Entity, m.Description)
-		b.WriteString("| operation | action | knows (equality) | changes | range | what |\n|---|---|---|---|---|---|\n")
+		b.WriteString("| operation | action | knows (equality) | changes | range | what | person's ceiling /h | bots |\n|---|---|---|---|---|---|---|---|\n")
 		for _, o := range m.Ops {
 			knows := strings.Join(o.Binds, ", ")
 			if o.Action == workloads.Insert {
 				knows = "every field"
 			}
-			fmt.Fprintf(&b, "| `%s.%s` | %s | %s | %s | %s | %s |\n", m.Name, o.Name, o.Action, knows, strings.Join(o.Sets, ", "), o.Range, o.Doc)
+			ceiling, bots := "none", ""
+			if o.PerHour > 0 {
+				ceiling = fmt.Sprintf("%g", o.PerHour)
+			}
+			if o.Bots {
+				bots = "yes"
+			}
+			fmt.Fprintf(&b, "| `%s.%s` | %s | %s | %s | %s | %s | %s | %s |\n", m.Name, o.Name, o.Action, knows, strings.Join(o.Sets, ", "), o.Range, o.Doc, ceiling, bots)
 		}
 		for _, o := range m.Ops {
 			for _, v := range o.Views {

@@ -9,20 +9,29 @@ import "math"
 // memory and setup, and a sample costs a few transcendental functions with an expected
 // number of iterations close to 1. It never allocates.
 type Zipf struct {
+	lo        float64
 	n         float64
 	s         float64
-	hX1       float64 // hIntegral(1.5) - 1
+	hX1       float64 // hIntegral(lo + 0.5) - h(lo)
 	hN        float64 // hIntegral(n + 0.5)
 	threshold float64
 }
 
 // NewZipf prepares a sampler over 1..n with exponent s > 0.
-func NewZipf(n int64, s float64) Zipf {
+func NewZipf(n int64, s float64) Zipf { return newZipfRange(1, n, s) }
+
+// newZipfRange samples ranks lo..n with P(k) ∝ 1/k^s: the tail of a Zipf distribution
+// over 1..n past its first lo-1 ranks. Rejection-inversion needs only the interval's
+// lower end moved (Hörmann and Derflinger's method is stated for any interval of a
+// monotone density); the quick-acceptance threshold computed at k = 2 stays valid for
+// every larger k, where the hat fits the density more tightly.
+func newZipfRange(lo, n int64, s float64) Zipf {
 	if n < 1 {
 		n = 1
 	}
-	z := Zipf{n: float64(n), s: s}
-	z.hX1 = z.hIntegral(1.5) - 1
+	lo = min(max(lo, 1), n)
+	z := Zipf{lo: float64(lo), n: float64(n), s: s}
+	z.hX1 = z.hIntegral(z.lo+0.5) - z.h(z.lo)
 	z.hN = z.hIntegral(z.n + 0.5)
 	z.threshold = 2 - z.hIntegralInverse(z.hIntegral(2.5)-z.h(2))
 	return z
@@ -33,15 +42,15 @@ func (z *Zipf) N() int64 { return int64(z.n) }
 
 // Sample returns a rank in [1, n]; rank 1 is the most popular.
 func (z *Zipf) Sample(r *Rand) int64 {
-	if z.n <= 1 {
-		return 1
+	if z.n <= z.lo {
+		return int64(z.lo)
 	}
 	for {
 		u := z.hN + r.Float64()*(z.hX1-z.hN)
 		x := z.hIntegralInverse(u)
 		k := math.Floor(x + 0.5)
-		if k < 1 {
-			k = 1
+		if k < z.lo {
+			k = z.lo
 		} else if k > z.n {
 			k = z.n
 		}

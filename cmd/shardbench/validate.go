@@ -36,12 +36,18 @@ exits 0 when all files are valid and 2 otherwise.`,
 func runValidate(opts *ValidateOptions) error {
 	bad := 0
 	for _, f := range opts.Files {
-		if _, err := loadRun(f, runOverrides{}); err != nil {
+		in, err := loadRun(f, runOverrides{})
+		if err != nil {
 			bad++
 			fmt.Fprintln(opts.IO.ErrOut, err)
 			continue
 		}
 		fmt.Fprintf(opts.IO.Out, "%s: ok\n", f)
+		// Human ceilings the population cannot hold at the peak: valid, but every person
+		// then acts faster than a person does.
+		for _, note := range in.Prepared.Model.Overdrawn {
+			fmt.Fprintf(opts.IO.Out, "%s: note: population.user_activity: %s\n", f, note)
+		}
 	}
 	if bad > 0 {
 		return usageError(errors.New(plural(bad, "file is", "files are") + " invalid"))

@@ -93,6 +93,9 @@ func (s *Scenario) ApplyDefaults() {
 		p.OrdersPerUser = 5
 	}
 	defaultSkew(&p.UserActivity, 1.0)
+	if !p.UserActivity.Loc.Has("max_sessions") {
+		p.UserActivity.MaxSessions = DefaultMaxSessions
+	}
 	defaultSkew(&p.ProductPopularity, 1.0)
 	if len(p.Categories) == 0 {
 		p.Categories = Weights{
@@ -115,6 +118,10 @@ func setDefault(loc yamlx.Loc, field string, v *int64, d int64) {
 		*v = d
 	}
 }
+
+// DefaultMaxSessions is the most active sessions one person holds: a phone, a computer,
+// a tablet, and an app or a second browser beside them (sessions live a day).
+const DefaultMaxSessions = 5
 
 func defaultSkew(k *Skew, s float64) {
 	if k.Distribution == "" {
@@ -287,6 +294,18 @@ func (s *Scenario) validatePopulation(errs *yamlx.Errors) {
 	}
 	if p.OrdersPerUser < 0 || p.OrdersPerUser > 1e6 {
 		errs.AddAt(p.Loc, "orders_per_user", "must be between 0 and 1e6, got %g", p.OrdersPerUser)
+	}
+	if k := &p.ProductPopularity; k.Loc.Has("max_per_hour") || k.Loc.Has("max_sessions") {
+		field := "max_per_hour"
+		if !k.Loc.Has(field) {
+			field = "max_sessions"
+		}
+		errs.AddAt(k.Loc, field, "applies to user_activity only (products have no human ceiling)")
+	}
+	if k := &p.UserActivity; k.MaxSessions < 0 || k.MaxSessions > 1e6 || math.IsNaN(k.MaxSessions) {
+		errs.AddAt(k.Loc, "max_sessions", "must be between 1 and 1e6, got %g", k.MaxSessions)
+	} else if k.Loc.Has("max_sessions") && k.MaxSessions < 1 {
+		errs.AddAt(k.Loc, "max_sessions", "must be at least 1 (a person with a session holds one), got %g", k.MaxSessions)
 	}
 	for _, k := range []*Skew{&p.UserActivity, &p.ProductPopularity} {
 		switch k.Distribution {

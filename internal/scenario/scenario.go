@@ -125,7 +125,9 @@ type Population struct {
 	Products int64 `yaml:"products"`
 	// OrdersPerUser is the mean number of historic orders of a user (for history reads).
 	OrdersPerUser float64 `yaml:"orders_per_user"`
-	// UserActivity is how activity concentrates on users: Zipf exponent s (0 = uniform).
+	// UserActivity is how activity concentrates on people: Zipf exponent s (0 = uniform),
+	// truncated at each operation's human ceiling (max_per_hour) and at max_sessions
+	// active sessions a person.
 	UserActivity Skew `yaml:"user_activity"`
 	// ProductPopularity is the Zipf exponent of product views within a category.
 	ProductPopularity Skew `yaml:"product_popularity"`
@@ -146,13 +148,26 @@ type Skew struct {
 	Loc          yamlx.Loc
 	Distribution string  `yaml:"distribution"` // zipf | uniform
 	S            float64 `yaml:"s,omitempty"`  // Zipf exponent (> 0)
+	// MaxPerHour overrides the human ceiling of operations ("orders.place": 6): the most
+	// one person does in an hour of store time; 0 lifts the ceiling. Operations not named
+	// keep their workload's default. user_activity only.
+	MaxPerHour map[string]float64 `yaml:"max_per_hour,omitempty"`
+	// MaxSessions is the most active sessions one person holds at the start (default 5).
+	// user_activity only.
+	MaxSessions float64 `yaml:"max_sessions,omitempty"`
 }
 
-// Bots are users with outsized activity.
+// Bots are a separate population of identities with outsized activity: users
+// 0..count-1, each holding one long-lived session. Humans are bounded by their ceilings;
+// bots are not.
 type Bots struct {
 	Loc   yamlx.Loc
 	Count int     `yaml:"count"`
-	Share float64 `yaml:"share"` // share of user-attributed operations made by bots
+	Share float64 `yaml:"share"` // share of each bot operation's traffic made by bots
+	// Ops are the operations bots make (full names); empty: every operation of the mix
+	// whose workload marks it as one a bot does (page, catalog and view reads and writes,
+	// never carts, orders, logins or logouts).
+	Ops []string `yaml:"ops,omitempty"`
 }
 
 // HotSet is a set of hot items that can shift over time.
@@ -210,4 +225,13 @@ func (s *Scenario) Duration() time.Duration {
 		d += p.Duration
 	}
 	return d
+}
+
+// PeakRate is the highest rate any phase of the schedule reaches (ops/s).
+func (s *Scenario) PeakRate() float64 {
+	var peak Rate
+	for _, p := range s.Load.Phases {
+		peak = max(peak, p.Rate, p.From, p.To, p.Peak)
+	}
+	return float64(peak)
 }

@@ -33,10 +33,10 @@ var Meta = &workloads.Meta{
 	Entity:      "products",
 	Description: "catalog: product page with stock per zone, category listing by price range, popular products, stock decrement",
 	Ops: []workloads.OpSpec{
-		{Name: "product_read", Action: workloads.Get, Binds: productBinds, Doc: "a product page, with the stock of the reader's zone"},
-		{Name: "category_listing", Action: workloads.List, Binds: []string{"category", "category_id"}, Range: "price", Doc: "a page of a category, filtered by a price range"},
-		{Name: "popular", Action: workloads.List, Binds: []string{"category", "category_id", "session_id"}, Doc: "the most popular products of a category, or of the whole store"},
-		{Name: "stock_decrement", Action: workloads.Decrement, Binds: productBinds, Sets: []string{"stock", "updated_at"}, Doc: "units sold leave a zone's stock (must not oversell)"},
+		{Name: "product_read", Action: workloads.Get, Binds: productBinds, Doc: "a product page, with the stock of the reader's zone", PerHour: workloads.PacePage, Bots: true},
+		{Name: "category_listing", Action: workloads.List, Binds: []string{"category", "category_id"}, Range: "price", Doc: "a page of a category, filtered by a price range", PerHour: workloads.PacePage, Bots: true},
+		{Name: "popular", Action: workloads.List, Binds: []string{"category", "category_id", "session_id"}, Doc: "the most popular products of a category, or of the whole store", PerHour: workloads.PacePage, Bots: true},
+		{Name: "stock_decrement", Action: workloads.Decrement, Binds: productBinds, Sets: []string{"stock", "updated_at"}, Doc: "units sold leave a zone's stock (must not oversell)", PerHour: workloads.PaceOrderItems},
 	},
 	Fields: []workloads.Field{
 		workloads.ProductID("product_id"),

@@ -32,12 +32,12 @@ var Meta = &workloads.Meta{
 	Entity:      "orders",
 	Description: "orders: place, read, a user's history (a month, everything), orders of a day or month, status changes",
 	Ops: []workloads.OpSpec{
-		{Name: "place", Action: workloads.Insert, Doc: "a user places an order"},
-		{Name: "read", Action: workloads.Get, Binds: orderBinds, Doc: "read one order (the user opens it from their order list)"},
-		{Name: "history_by_month", Action: workloads.List, Binds: []string{"user_id", "geo_zone"}, Range: "created_at", Doc: "a user's orders of one month"},
-		{Name: "history_all", Action: workloads.List, Binds: []string{"user_id", "geo_zone"}, Range: "created_at", Doc: "a user's whole order history"},
+		{Name: "place", Action: workloads.Insert, Doc: "a user places an order", PerHour: workloads.PaceCheckout},
+		{Name: "read", Action: workloads.Get, Binds: orderBinds, Doc: "read one order (the user opens it from their order list)", PerHour: workloads.PaceAccount},
+		{Name: "history_by_month", Action: workloads.List, Binds: []string{"user_id", "geo_zone"}, Range: "created_at", Doc: "a user's orders of one month", PerHour: workloads.PaceAccount},
+		{Name: "history_all", Action: workloads.List, Binds: []string{"user_id", "geo_zone"}, Range: "created_at", Doc: "a user's whole order history", PerHour: workloads.PaceAccount},
 		{Name: "list_by_period", Action: workloads.List, Range: "created_at", Doc: "all orders of a day or a month (operations, reports)"},
-		{Name: "status_change", Action: workloads.Update, Binds: orderBinds, Sets: []string{"status", "updated_at"}, Doc: "an order moves to its next status"},
+		{Name: "status_change", Action: workloads.Update, Binds: orderBinds, Sets: []string{"status", "updated_at"}, Doc: "an order moves to its next status", PerHour: workloads.PaceOrderStatus},
 	},
 	Fields: []workloads.Field{
 		workloads.IDField("order_id", workloads.KindOrder, "the order's UUID", func(op *workloads.Op) int64 { return op.Order }),

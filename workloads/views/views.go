@@ -25,9 +25,9 @@ var Meta = &workloads.Meta{
 	Entity:      "views",
 	Description: "page views / user events: append, a user's recent views, a user's day of views",
 	Ops: []workloads.OpSpec{
-		{Name: "append", Action: workloads.Insert, Doc: "a user views a product page"},
-		{Name: "recent_by_user", Action: workloads.List, Binds: []string{"user_id"}, Range: "viewed_at", Doc: "the user's latest views (newest time bucket)"},
-		{Name: "by_day", Action: workloads.List, Binds: []string{"user_id"}, Range: "viewed_at", Doc: "the user's views of one day"},
+		{Name: "append", Action: workloads.Insert, Doc: "a user views a product page", PerHour: workloads.PacePage, Bots: true},
+		{Name: "recent_by_user", Action: workloads.List, Binds: []string{"user_id"}, Range: "viewed_at", Doc: "the user's latest views (newest time bucket)", PerHour: workloads.PacePage, Bots: true},
+		{Name: "by_day", Action: workloads.List, Binds: []string{"user_id"}, Range: "viewed_at", Doc: "the user's views of one day", PerHour: workloads.PaceAccount, Bots: true},
 	},
 	Fields: []workloads.Field{
 		workloads.UserID("user_id"),
