@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/scenario"
 	pc "github.com/shardbench/shardbench/internal/placement/cassandra"
 	pm "github.com/shardbench/shardbench/internal/placement/mongo"
 	"github.com/shardbench/shardbench/internal/yamlx"
@@ -31,6 +32,10 @@ type Cluster struct {
 	ChunksPerShard int `yaml:"chunks_per_shard,omitempty"`
 	// Seed makes token allocation reproducible (default: the scenario's seed).
 	Seed uint64 `yaml:"seed,omitempty"`
+	// Clients are the data centers the application's clients run in, with their shares
+	// of the operations ({DC1: 70, DC2: 30}); default: every client in the first data
+	// center. See [Clients].
+	Clients scenario.Weights `yaml:"clients,omitempty"`
 	// Live, when set, is a ring read from a live cluster (system.local and
 	// system.peers_v2): keys are placed on it instead of a synthetic layout.
 	Live *pc.Ring `yaml:"-"`
@@ -85,6 +90,7 @@ func (c *Cluster) Check() error {
 	if c.ChunksPerShard < 0 || c.ChunksPerShard > 10000 {
 		errs.AddAt(c.Loc, "chunks_per_shard", "must be between 1 and 10000, got %d", c.ChunksPerShard)
 	}
+	c.checkClients(&errs)
 	return errs.Err()
 }
 
