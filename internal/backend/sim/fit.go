@@ -49,7 +49,7 @@ const minFitCount = 20
 // time. It starts from the scenario's backends.sim (with defaults), then:
 //
 //  1. scales the read-side and write-side service times of each database (Cassandra
-//     read/row/sstable/scan and write; MongoDB find/doc/scan and write/apply, each side's
+//     read/row/sstable/scan and write; MongoDB find/doc/scan and write/update/apply, each side's
 //     fields keeping their ratios) until the count-weighted mean service of its read and
 //     write operations match: a secant search, since simulated service is about affine in
 //     them (the network round trip is the constant part and is not fitted);
@@ -156,7 +156,7 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	if f.dbs["mongodb"] {
 		m := f.opt.MongoDB
 		cal.MongoDB = &MongoModel{Find: m.Find.Round(100 * time.Nanosecond), Doc: m.Doc.Round(10 * time.Nanosecond),
-			Scan: m.Scan.Round(time.Microsecond), Write: m.Write.Round(100 * time.Nanosecond), Apply: m.Apply.Round(100 * time.Nanosecond)}
+			Scan: m.Scan.Round(time.Microsecond), Write: m.Write.Round(100 * time.Nanosecond), Update: m.Update.Round(100 * time.Nanosecond), Apply: m.Apply.Round(100 * time.Nanosecond)}
 	}
 	cal.Notes = append(cal.Notes, fmt.Sprintf("%d trial simulations of up to %d operations per variant; network round trip %s kept (not fitted)", f.trials, f.in.Limit, base.Network))
 	return cal, nil
@@ -298,7 +298,7 @@ func (f *fitter) groups() []*group {
 	}
 	if f.dbs["mongodb"] {
 		add("mongodb", workloads.Read, &m.Find, &m.Doc, &m.Scan)
-		add("mongodb", workloads.Write, &m.Write, &m.Apply)
+		add("mongodb", workloads.Write, &m.Write, &m.Update, &m.Apply)
 	}
 	return gs
 }

@@ -29,7 +29,11 @@ type mongoCluster struct {
 	pl         *plan.Placer
 	shards     []*replicaSet
 	migrations []migration
-	acks       []int64 // a write's acknowledgement times, reused
+	acks       []int64   // a write's acknowledgement times, reused
+	docs       holdTable // the documents updates hold (conflict.go)
+	// docWrite is, by Step.ID, whether a step's writes name their document by the shard
+	// key (1), do not (2), or is not worked out yet (0): see documentOf.
+	docWrite []uint8
 }
 
 type replicaSet struct {
@@ -49,7 +53,7 @@ type migration struct {
 }
 
 func newMongoCluster(s *Simulator, pl *plan.Placer) *mongoCluster {
-	c := &mongoCluster{sim: s, pl: pl}
+	c := &mongoCluster{sim: s, pl: pl, docs: holdTable{}, docWrite: make([]uint8, pl.Plan.NumSteps())}
 	for _, name := range pl.Shards {
 		c.shards = append(c.shards, c.newReplicaSet(name))
 	}
@@ -60,7 +64,9 @@ func (c *mongoCluster) newReplicaSet(name string) *replicaSet {
 	m := &c.sim.opt.MongoDB
 	rs := &replicaSet{name: name}
 	for i := 0; i < m.Members; i++ {
-		rs.members = append(rs.members, NewStation(m.Workers))
+		st := NewStation(m.Cores)
+		st.Follow(&c.sim.now)
+		rs.members = append(rs.members, st)
 		rs.up = append(rs.up, true)
 	}
 	return rs
@@ -135,7 +141,7 @@ func (c *mongoCluster) access(a *design.Access, op *workloads.Op, w *reach, t in
 	end, class := arrive, metrics.OK
 	broadcast := len(w.shards) > 1
 	for _, sh := range w.shards {
-		e, cl := c.request(c.shards[sh], a, op, arrive, broadcast, len(w.shards))
+		e, cl := c.request(c.shards[sh], a, op, w, arrive, broadcast, len(w.shards))
 		end = max(end, e)
 		if cl != metrics.OK && class == metrics.OK {
 			class = cl
@@ -144,7 +150,7 @@ func (c *mongoCluster) access(a *design.Access, op *workloads.Op, w *reach, t in
 	return end + half, class
 }
 
-func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.Op, t int64, broadcast bool, shards int) (int64, metrics.Class) {
+func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.Op, w *reach, t int64, broadcast bool, shards int) (int64, metrics.Class) {
 	s := c.sim
 	m := &s.opt.MongoDB
 	half := int64(s.opt.Network) / 2
@@ -155,22 +161,27 @@ func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.O
 		if p < 0 {
 			return t + 2*half, metrics.Unavailable
 		}
-		_, e, ok := rs.members[p].Serve(t+half, s.draw(m.Write), queue)
+		e, ok := c.primaryWrite(rs.members[p], a, w, t+half, queue)
 		if !ok {
 			return t + queue, metrics.Timeout
 		}
+		need := writeAcks(step.WriteConcern.W, len(rs.members))
 		acks := append(c.acks[:0], e)
 		for j := range rs.members {
 			if j == p || !rs.up[j] {
 				continue
 			}
-			_, ae, ok := rs.members[j].Serve(e+half, s.draw(m.Apply), 0)
+			if need == 1 {
+				// w: 1: the secondaries apply the entry, nobody waits for them.
+				rs.members[j].Post(StageWrite, e+half, s.draw(m.Apply), 0)
+				continue
+			}
+			_, ae, ok := rs.members[j].ServeAs(StageWrite, e+half, s.draw(m.Apply), 0)
 			if ok {
 				acks = append(acks, ae+half)
 			}
 		}
 		c.acks = acks
-		need := writeAcks(step.WriteConcern.W, len(rs.members))
 		if len(acks) < need {
 			// The write concern cannot be satisfied: the client waits until it gives up.
 			return t + max(queue, int64(step.WriteConcern.WTimeout)), metrics.Timeout
@@ -210,15 +221,27 @@ func writeAcks(w string, members int) int {
 }
 
 // readMember picks the member a read preference sends a read to: the primary, a
-// secondary (rotating), or for nearest the least backlogged member.
+// secondary (each live secondary in turn, so that they share the reads evenly), or for
+// nearest the least backlogged member.
 func (rs *replicaSet) readMember(mode string, t int64, seq uint64) int {
 	p := rs.primaryAt(t)
 	secondary := func() int {
-		n := len(rs.members)
-		for j := 0; j < n; j++ {
-			i := int((seq + uint64(j)) % uint64(n))
-			if i != p && rs.up[i] {
-				return i
+		n := 0
+		for i, up := range rs.up {
+			if up && i != p {
+				n++
+			}
+		}
+		if n == 0 {
+			return -1
+		}
+		k := int(seq % uint64(n))
+		for i, up := range rs.up {
+			if up && i != p {
+				if k == 0 {
+					return i
+				}
+				k--
 			}
 		}
 		return -1
