@@ -75,7 +75,7 @@ func newCassCluster(s *Simulator, pl *plan.Placer) *cassCluster {
 	c := &cassCluster{sim: s, pl: pl, cl: pl.Clients, quotas: make([][]stepQuota, pl.Plan.NumSteps()),
 		half: int64(s.opt.Network) / 2, interHalf: int64(s.opt.InterDCNetwork) / 2}
 	c.multi = c.cl.Multi()
-	c.paxos = holdTable{}
+	c.paxos = newHoldTable()
 	for range pl.Ring.Nodes {
 		c.addStation()
 	}

@@ -53,7 +53,7 @@ type migration struct {
 }
 
 func newMongoCluster(s *Simulator, pl *plan.Placer) *mongoCluster {
-	c := &mongoCluster{sim: s, pl: pl, docs: holdTable{}, docWrite: make([]uint8, pl.Plan.NumSteps())}
+	c := &mongoCluster{sim: s, pl: pl, docs: newHoldTable(), docWrite: make([]uint8, pl.Plan.NumSteps())}
 	for _, name := range pl.Shards {
 		c.shards = append(c.shards, c.newReplicaSet(name))
 	}

@@ -30,46 +30,6 @@ import (
 // operations (intended-time order): the round already served wins. Real proposers can
 // also both lose (duelling ballots), so the contention simulated is a lower bound.
 
-// holdTable holds, per partition or document (by the fingerprint of its key), the
-// recent intervals during which a request held it: a Paxos round that won, from its
-// prepare to its commit; an update, from its start to its commit. It holds only the keys
-// such requests touched, and of each only the intervals a later request can still
-// overlap.
-type holdTable map[uint64]*holds
-
-type holds struct{ spans []interval }
-
-type interval struct{ from, until int64 }
-
-// of is the holds of the key with fingerprint fp, forgetting those that ended before now
-// (no request served later starts before now).
-func (t holdTable) of(fp uint64, now int64) *holds {
-	h := t[fp]
-	if h == nil {
-		h = &holds{}
-		t[fp] = h
-	}
-	n := 0
-	for _, r := range h.spans {
-		if r.until >= now {
-			h.spans[n] = r
-			n++
-		}
-	}
-	h.spans = h.spans[:n]
-	return h
-}
-
-// busy reports whether another request holds the key during [from, until].
-func (h *holds) busy(from, until int64) bool {
-	for _, r := range h.spans {
-		if r.from <= until && from <= r.until {
-			return true
-		}
-	}
-	return false
-}
-
 // overtaken reports whether another round prepared during (from, until]: its higher
 // ballot makes this round's proposal fail.
 func (h *holds) overtaken(from, until int64) bool {
@@ -80,8 +40,6 @@ func (h *holds) overtaken(from, until int64) bool {
 	}
 	return false
 }
-
-func (h *holds) add(from, until int64) { h.spans = append(h.spans, interval{from, until}) }
 
 // LWT figures of a run, for server.json.
 type paxosStats struct {

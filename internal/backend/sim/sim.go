@@ -132,7 +132,15 @@ func (s *Simulator) Describe() backend.Info {
 		d["topology"] = s.placer.Topology()
 	}
 	caps := s.opt.Capacities()
-	d["cassandra_node_capacity"], d["mongodb_member_capacity"] = caps[0].Summary(), caps[1].Summary()
+	if s.cfg.Plan != nil {
+		for _, db := range s.cfg.Plan.Design.Databases() {
+			if db == design.Cassandra {
+				d["cassandra_node_capacity"] = caps[0].Summary()
+			} else {
+				d["mongodb_member_capacity"] = caps[1].Summary()
+			}
+		}
+	}
 	return backend.Info{Name: "sim", Simulated: true, Server: "simulated cluster (virtual time)", Details: d}
 }
 

@@ -116,7 +116,7 @@ func TestStationDropsWhatWaitedTooLong(t *testing.T) {
 // BenchmarkStationServe: one station's Serve at a few loads and sizes (ρ 1.2 is past
 // capacity: the queue grows and every worker stays busy).
 func BenchmarkStationServe(b *testing.B) {
-	for _, workers := range []int{32, 128} {
+	for _, workers := range []int{8, 32} {
 		for _, rho := range []float64{0.3, 0.9, 1.2} {
 			b.Run(fmt.Sprintf("workers=%d/rho=%.1f", workers, rho), func(b *testing.B) {
 				s := NewStation(workers)
