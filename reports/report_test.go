@@ -649,3 +649,15 @@ func TestKeyAnalysisBesideAPlan(t *testing.T) {
 	mustContain(t, html, "Could not read:")
 	mustNotContain(t, html, `<section id="keys">`)
 }
+
+// A simulated run's banner says what the model's servers sustain, from the backend
+// details the simulator records.
+func TestSimulatedBannerStatesCapacity(t *testing.T) {
+	got := simulatedCapacity(map[string]string{"cassandra_node_capacity": "8 cores; at saturation point read 44.4K/s"})
+	if !strings.Contains(got, "a Cassandra node: 8 cores; at saturation point read 44.4K/s") || strings.Contains(got, "MongoDB") {
+		t.Errorf("banner sentence %q", got)
+	}
+	if simulatedCapacity(map[string]string{"network_rtt": "200µs"}) != "" {
+		t.Error("a run without recorded capacity gets no sentence")
+	}
+}
