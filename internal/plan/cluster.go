@@ -6,9 +6,9 @@ import (
 	"strconv"
 
 	"github.com/shardbench/shardbench/internal/design"
-	"github.com/shardbench/shardbench/internal/scenario"
 	pc "github.com/shardbench/shardbench/internal/placement/cassandra"
 	pm "github.com/shardbench/shardbench/internal/placement/mongo"
+	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
