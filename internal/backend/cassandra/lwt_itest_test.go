@@ -33,9 +33,9 @@ func (r lwtRun) String() string {
 // cas_contention_timeout, or an unknown outcome): a fraction of the throughput, and a
 // share of failures. Five runs on the project's cluster (three nodes on two shared, busy
 // cores): 32 partitions 63–293 applied/s, 0–2.2% failed; one partition 13–86 applied/s,
-// 5.6–40% failed (CAS write timeouts and unknown outcomes). The simulator's per-partition Paxos model
-// (internal/backend/sim/paxos.go) is checked against the same rule in
-// TestLWTContentionSerialisesOnePartition.
+// 5.6–40% failed (CAS write timeouts and unknown outcomes). The simulator's
+// per-partition Paxos model (internal/backend/sim/paxos.go) is checked against the same
+// rule in TestLWTContentionSerialisesOnePartition.
 func TestLWTContentionOnOnePartition(t *testing.T) {
 	hosts := clusterHosts(t)
 	ctx := context.Background()
