@@ -122,6 +122,10 @@ func (c *cassCluster) quota(s *design.Step, dc int) *stepQuota {
 		}
 		q.serial = c.cl.Quota(serial, rep, dc)
 	}
+	if !c.multi {
+		// One data center: local is every replica.
+		q.level.PerDC, q.serial.PerDC = nil, nil
+	}
 	return q
 }
 
@@ -204,7 +208,7 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *reach, t int
 		dc = c.cl.Of(op.Seq)
 	}
 	if w.broadcast {
-		return c.scan(dc, op.Seq, t)
+		return c.scan(dc, t)
 	}
 	step := a.Step
 	q := c.quota(step, dc)
@@ -230,7 +234,7 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *reach, t int
 // scan: without the partition key every node of the client's data center (every node
 // in a single data center) scans its share of the token ranges; the coordinator waits
 // for all of them.
-func (c *cassCluster) scan(dc int, seq uint64, t int64) (int64, metrics.Class) {
+func (c *cassCluster) scan(dc int, t int64) (int64, metrics.Class) {
 	s := c.sim
 	m := &s.opt.Cassandra
 	end, served := t, 0
@@ -302,31 +306,32 @@ func quorumAt(acks []ack, q *plan.Quota) (int64, bool) {
 			acks[j], acks[j-1] = acks[j-1], acks[j]
 		}
 	}
-	if q.PerDC == nil {
+	if q.PerDC == nil || len(q.PerDC) == 1 && q.PerDC[0] == q.Total {
+		// Any replicas, or those of a single data center (every ack is from it: the
+		// others were posted).
 		if len(acks) < q.Total {
 			return 0, false
 		}
 		return acks[q.Total-1].at, true
 	}
-	var got [plan.MaxDCs]int8
-	missing := 0
-	for _, want := range q.PerDC {
-		if want > 0 {
-			missing++
+	var done int64
+	for d, want := range q.PerDC {
+		if want <= 0 {
+			continue
 		}
-	}
-	for _, a := range acks {
-		if a.dc < len(q.PerDC) && q.PerDC[a.dc] > 0 {
-			got[a.dc]++
-			if int(got[a.dc]) == q.PerDC[a.dc] {
-				missing--
-				if missing == 0 {
-					return a.at, true
+		for _, a := range acks {
+			if a.dc == d {
+				if want--; want == 0 {
+					done = max(done, a.at)
+					break
 				}
 			}
 		}
+		if want > 0 {
+			return 0, false
+		}
 	}
-	return 0, missing == 0
+	return done, true
 }
 
 // read asks the replicas quota q needs (the coordinator first when it is one, then the
@@ -437,7 +442,10 @@ func (c *cassCluster) addNode(dc, rack string, at int64) (string, error) {
 		return "", err
 	}
 	c.addStation()
-	c.multi = c.cl.Multi()
+	if c.cl.Multi() != c.multi {
+		c.multi = c.cl.Multi()
+		clear(c.quotas) // worked out for a single data center
+	}
 	d := int64(m.Stream)
 	for i, st := range c.nodes {
 		if i == idx {

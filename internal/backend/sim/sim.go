@@ -76,8 +76,9 @@ type Simulator struct {
 	paxos     paxosStats
 	conflicts conflictStats
 
-	// now is the simulator's clock: the intended time of the operation being simulated
-	// (no request submitted from now on arrives earlier). Stations follow it.
+	// now is the simulator's clock: when the operation being simulated starts (its
+	// intended time, or later when every client slot was busy), before which no request
+	// submitted from now on arrives. Stations follow it.
 	now int64
 }
 
@@ -216,6 +217,9 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 			return
 		}
 		smp.Start = s.client.take()
+		// Late operations start in order too (each takes the earliest slot to free):
+		// nothing submitted from now on arrives before this start.
+		s.now = max(s.now, smp.Start)
 	}
 	end, class := s.execute(op, smp.Start)
 	if s.timeout > 0 && end-smp.Start > s.timeout {

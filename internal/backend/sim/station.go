@@ -23,7 +23,7 @@ import "math"
 // clock reaches its arrival (before any job arriving after it), and its own start is
 // predicted meanwhile from the queue as it stands (the wait for a worker free by its
 // arrival). A job whose response nobody waits for (Post: a write to a replica the
-// consistency level does not count) is only held back. Each worker also remembers the
+// consistency level does not count) needs no prediction. Each worker also remembers the
 // idle gap before its last job, which a job placed later but arriving in it may use.
 //
 // A job that would wait longer than its queue timeout is dropped before service, as
@@ -36,10 +36,13 @@ import "math"
 // tickets), which hold more threads than cores. Reads and writes share the cores, each
 // counted to its stage (Cassandra's ReadStage and MutationStage) for the reader.
 type Station struct {
-	free    []int64 // per worker: when its last job ends (virtual ns)
-	gap     []span  // per worker: an idle gap before its last job (from == to: none)
-	clock   *int64  // no job submitted from now on arrives before *clock (nil: no clock)
-	pending []job   // held-back jobs, a min-heap by arrival
+	free []int64 // per worker: when its last job ends (virtual ns)
+	low  int64   // the earliest of free
+	gap  []span  // per worker: an idle gap before its last job (from == to: none)
+	// gapEnd bounds every gap's end: a job arriving at or after it fits no gap.
+	gapEnd  int64
+	clock   *int64 // no job submitted from now on arrives before *clock (nil: no clock)
+	pending []job  // held-back jobs, a min-heap by arrival
 	down    bool
 
 	// Accumulated since the last Take: for utilisation and mean queue length.
@@ -111,29 +114,49 @@ func (s *Station) ServeAs(stage int, arrival, service, queueTimeout int64) (star
 	return s.place(stage, arrival, service, queueTimeout)
 }
 
-// Post submits a job whose response nobody waits for: it is placed in arrival order when
-// the clock reaches it (at once without a clock).
+// Post submits a job whose response nobody waits for: placed at once when it arrives
+// within Lookahead of the clock (or without a clock), else in arrival order when the
+// clock reaches it.
 func (s *Station) Post(stage int, arrival, service, queueTimeout int64) {
-	if s.clock == nil {
-		s.place(stage, arrival, service, queueTimeout)
-		return
+	if s.clock != nil {
+		now := *s.clock
+		if arrival > now+Lookahead {
+			s.flush(now)
+			s.hold(job{arrival: arrival, service: service, timeout: queueTimeout, stage: stage})
+			return
+		}
+		s.flush(arrival)
 	}
-	s.flush(*s.clock)
-	s.hold(job{arrival: arrival, service: service, timeout: queueTimeout, stage: stage})
+	s.place(stage, arrival, service, queueTimeout)
 }
 
 // place serves a job now: the earliest start a worker's idle gap that fits it or the
 // earliest free worker gives.
 func (s *Station) place(stage int, arrival, service, queueTimeout int64) (start, end int64, ok bool) {
 	best, inGap := 0, false
-	start = int64(math.MaxInt64)
-	for i, f := range s.free {
-		if st := max(arrival, f); st < start {
-			best, start, inGap = i, st, false
+	start = max(arrival, s.low)
+	if arrival >= s.low {
+		// A worker is free by the arrival: the first such (no gap can start earlier).
+		for i, f := range s.free {
+			if f <= arrival {
+				best = i
+				break
+			}
 		}
-		if g := s.gap[i]; g.to > arrival {
-			if st := max(arrival, g.from); st+service <= g.to && st < start {
-				best, start, inGap = i, st, true
+	} else {
+		for i, f := range s.free {
+			if f == s.low {
+				best = i
+				break
+			}
+		}
+		if arrival < s.gapEnd {
+			for i, g := range s.gap {
+				if g.to > arrival {
+					if st := max(arrival, g.from); st+service <= g.to && st < start {
+						best, start, inGap = i, st, true
+					}
+				}
 			}
 		}
 	}
@@ -151,12 +174,20 @@ func (s *Station) place(stage int, arrival, service, queueTimeout int64) (start,
 			s.gap[best] = span{end, g.to}
 		}
 	} else {
-		if f := s.free[best]; start > f {
+		f := s.free[best]
+		if start > f {
 			if g := s.gap[best]; start-f > g.to-g.from || s.clock != nil && g.to <= *s.clock {
 				s.gap[best] = span{f, start}
+				s.gapEnd = max(s.gapEnd, start)
 			}
 		}
 		s.free[best] = end
+		if f == s.low {
+			s.low = end
+			for _, x := range s.free {
+				s.low = min(s.low, x)
+			}
+		}
 	}
 	s.busy[stage] += service
 	s.waiting += start - arrival
@@ -208,14 +239,17 @@ func (s *Station) flush(t int64) {
 
 // Backlog is how long a job arriving at t would wait (for a worker free by then).
 func (s *Station) Backlog(t int64) int64 {
-	w := int64(math.MaxInt64)
-	for i, f := range s.free {
-		w = min(w, max(f-t, 0))
-		if g := s.gap[i]; g.from <= t && t < g.to {
-			return 0
+	if t >= s.low {
+		return 0
+	}
+	if t < s.gapEnd {
+		for _, g := range s.gap {
+			if g.from <= t && t < g.to {
+				return 0
+			}
 		}
 	}
-	return w
+	return s.low - t
 }
 
 // Stats are a station's figures over an interval.
@@ -257,6 +291,10 @@ func (s *Station) Reserve(t, d int64, k int) {
 	for i := len(s.free) - k; i < len(s.free); i++ {
 		s.free[i] = max(s.free[i], t) + d
 		s.gap[i] = span{}
+	}
+	s.low = s.free[0]
+	for _, x := range s.free {
+		s.low = min(s.low, x)
 	}
 	s.busy[StageWrite] += d * int64(k) // streaming and migrations write
 }
