@@ -661,3 +661,20 @@ func TestSimulatedBannerStatesCapacity(t *testing.T) {
 		t.Error("a run without recorded capacity gets no sentence")
 	}
 }
+
+// The terminal's hot-partition line names the headline imbalance's busiest node and what
+// it is the busiest by: a monotonic shard key's shard0 takes the inserts while broadcast
+// reads spread evenly.
+func TestHotLineSaysWhatTheImbalanceMeasures(t *testing.T) {
+	hv := &results.HotspotsVariant{Database: "mongodb",
+		Nodes: []results.NodeLoad{
+			{Node: "shard0", Database: "mongodb", Ops: 11_600, Writes: 1_600, Bytes: 249e6},
+			{Node: "shard1", Database: "mongodb", Ops: 11_700, Writes: 300, Bytes: 5e5},
+			{Node: "shard2", Database: "mongodb", Ops: 10_300, Writes: 300, Bytes: 5e5},
+		}}
+	hv.Balance, hv.Balances = results.NodeBalances(hv.Nodes)
+	line := hotLine(hv)
+	if !strings.Contains(line, "busiest shard shard0 at 2.99") || !strings.Contains(line, "by bytes written (99.6% of them)") {
+		t.Errorf("hot line %q", line)
+	}
+}
