@@ -51,6 +51,7 @@ type cassCluster struct {
 	// joining node: serves no reads and takes no place in the ring until its streaming
 	// ends.
 	joins []join
+	vol   *volume // rows per node of each table (volume.go)
 }
 
 type stepQuota struct {
@@ -76,6 +77,7 @@ func newCassCluster(s *Simulator, pl *plan.Placer) *cassCluster {
 		half: int64(s.opt.Network) / 2, interHalf: int64(s.opt.InterDCNetwork) / 2}
 	c.multi = c.cl.Multi()
 	c.paxos = newHoldTable()
+	c.vol = newVolume(pl.Plan.NumSteps())
 	for range pl.Ring.Nodes {
 		c.addStation()
 	}
@@ -208,7 +210,7 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *reach, t int
 		dc = c.cl.Of(op.Seq)
 	}
 	if w.broadcast {
-		return c.scan(dc, t)
+		return c.scan(a.Step, dc, t)
 	}
 	step := a.Step
 	q := c.quota(step, dc)
@@ -234,9 +236,10 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *reach, t int
 // scan: without the partition key every node of the client's data center (every node
 // in a single data center) scans its share of the token ranges; the coordinator waits
 // for all of them.
-func (c *cassCluster) scan(dc int, t int64) (int64, metrics.Class) {
+func (c *cassCluster) scan(step *design.Step, dc int, t int64) (int64, metrics.Class) {
 	s := c.sim
 	m := &s.opt.Cassandra
+	k, rf := c.scanShare(step, dc)
 	end, served := t, 0
 	coord := int32(-1)
 	for i := range c.nodes {
@@ -248,7 +251,7 @@ func (c *cassCluster) scan(dc int, t int64) (int64, metrics.Class) {
 			coord = n
 		}
 		at := t + c.clientHop(dc, coord) + c.hop(coord, n)
-		_, e, ok := c.nodes[i].Serve(at, s.draw(m.Scan), int64(m.ReadTimeout))
+		_, e, ok := c.nodes[i].Serve(at, s.draw(c.scanCost(step, n, k, rf)), int64(m.ReadTimeout))
 		if !ok {
 			return t + int64(m.ReadTimeout), metrics.Timeout
 		}
@@ -272,6 +275,11 @@ func (c *cassCluster) write(a *design.Access, op *workloads.Op, w *reach, q *pla
 	}
 	if w.keyed {
 		s.sizes.add(w.fp, int64(max(a.Bytes, 0)), op.Time, a.Step.TTL)
+	}
+	if inserts(a.Step) {
+		for _, r := range c.live {
+			c.vol.add(a.Step, int(r), max(int64(a.Rows), 1))
+		}
 	}
 	return done + c.clientHop(dc, coord), metrics.OK
 }

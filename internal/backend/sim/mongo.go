@@ -34,6 +34,8 @@ type mongoCluster struct {
 	// docWrite is, by Step.ID, whether a step's writes name their document by the shard
 	// key (1), do not (2), or is not worked out yet (0): see documentOf.
 	docWrite []uint8
+	vol      *volume // documents per shard of each collection (volume.go)
+	ix       []uint8 // by Step.ID: whether shards answer the step from an index (scan.go)
 }
 
 type replicaSet struct {
@@ -53,7 +55,8 @@ type migration struct {
 }
 
 func newMongoCluster(s *Simulator, pl *plan.Placer) *mongoCluster {
-	c := &mongoCluster{sim: s, pl: pl, docs: newHoldTable(), docWrite: make([]uint8, pl.Plan.NumSteps())}
+	n := pl.Plan.NumSteps()
+	c := &mongoCluster{sim: s, pl: pl, docs: newHoldTable(), docWrite: make([]uint8, n), vol: newVolume(n), ix: make([]uint8, n)}
 	for _, name := range pl.Shards {
 		c.shards = append(c.shards, c.newReplicaSet(name))
 	}
@@ -140,8 +143,18 @@ func (c *mongoCluster) access(a *design.Access, op *workloads.Op, w *reach, t in
 	arrive := t + half + s.draw(m.Mongos)
 	end, class := arrive, metrics.OK
 	broadcast := len(w.shards) > 1
+	holder := -1
+	if broadcast && a.Step.Kind.IsWrite() {
+		holder = c.holder(a, op, w.shards)
+	}
 	for _, sh := range w.shards {
-		e, cl := c.request(c.shards[sh], a, op, w, arrive, broadcast, len(w.shards))
+		var e int64
+		var cl metrics.Class
+		if holder >= 0 && sh != holder {
+			e, cl = c.lookup(c.shards[sh], sh, a, arrive)
+		} else {
+			e, cl = c.request(sh, a, op, w, arrive, broadcast, len(w.shards))
+		}
 		end = max(end, e)
 		if cl != metrics.OK && class == metrics.OK {
 			class = cl
@@ -150,9 +163,27 @@ func (c *mongoCluster) access(a *design.Access, op *workloads.Op, w *reach, t in
 	return end + half, class
 }
 
-func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.Op, w *reach, t int64, broadcast bool, shards int) (int64, metrics.Class) {
+// lookup is a broadcast write's part on a shard that does not hold the document: its
+// primary looks the filter up (an index lookup or a collection scan, as a read of the
+// step would) and writes nothing.
+func (c *mongoCluster) lookup(rs *replicaSet, sh int, a *design.Access, t int64) (int64, metrics.Class) {
+	s := c.sim
+	half := int64(s.opt.Network) / 2
+	p := rs.primaryAt(t)
+	if p < 0 {
+		return t + 2*half, metrics.Unavailable
+	}
+	_, e, ok := rs.members[p].Serve(t+half, s.draw(c.readCost(a, sh, 1, true)), s.timeout)
+	if !ok {
+		return t + s.timeout, metrics.Timeout
+	}
+	return e + half, metrics.OK
+}
+
+func (c *mongoCluster) request(sh int, a *design.Access, op *workloads.Op, w *reach, t int64, broadcast bool, shards int) (int64, metrics.Class) {
 	s := c.sim
 	m := &s.opt.MongoDB
+	rs := c.shards[sh]
 	half := int64(s.opt.Network) / 2
 	step := a.Step
 	queue := s.timeout
@@ -164,6 +195,9 @@ func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.O
 		e, ok := c.primaryWrite(rs.members[p], a, w, t+half, queue)
 		if !ok {
 			return t + queue, metrics.Timeout
+		}
+		if inserts(step) {
+			c.vol.add(step, sh, max(int64(a.Rows), 1))
 		}
 		need := writeAcks(step.WriteConcern.W, len(rs.members))
 		acks := append(c.acks[:0], e)
@@ -192,12 +226,7 @@ func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.O
 	if member < 0 {
 		return t + 2*half, metrics.Unavailable
 	}
-	rows := max(int64(a.Rows), 1)
-	cost := m.Find + m.Doc*durationOf(rows-1)
-	if broadcast || step.Kind == design.Scan {
-		cost = m.Scan + m.Doc*durationOf(rows/int64(max(shards, 1)))
-	}
-	_, e, ok := rs.members[member].Serve(t+half, s.draw(cost), queue)
+	_, e, ok := rs.members[member].Serve(t+half, s.draw(c.readCost(a, sh, shards, broadcast)), queue)
 	if !ok {
 		return t + queue, metrics.Timeout
 	}

@@ -57,9 +57,11 @@ type CassandraModel struct {
 	// SSTable is the extra cost of each further SSTable a read must merge: a partition
 	// of size S spans 1 + log2(1 + S/1 MiB) SSTables (size-tiered growth).
 	SSTable time.Duration `yaml:"sstable,omitempty"`
-	// Scan is one node's share of a request without its partition key (a range scan or
-	// secondary-index query).
-	Scan time.Duration `yaml:"scan,omitempty"`
+	// Scan is the fixed part of one node's share of a request without its partition key
+	// (a range scan, ALLOW FILTERING); ScanRow the cost of each row it reads of those
+	// the node holds.
+	Scan    time.Duration `yaml:"scan,omitempty"`
+	ScanRow time.Duration `yaml:"scan_row,omitempty"`
 	// ReadTimeout and WriteTimeout are read_request_timeout and write_request_timeout.
 	ReadTimeout  time.Duration `yaml:"read_timeout,omitempty"`
 	WriteTimeout time.Duration `yaml:"write_timeout,omitempty"`
@@ -85,15 +87,18 @@ type MongoModel struct {
 	// Find is a targeted query returning one document; Doc the extra cost per further
 	// document returned; Write an insert on the primary (its journal and oplog entry
 	// included); Update an update or delete on the primary (it finds the document first);
-	// Apply a secondary's application of one oplog entry; Scan one shard's part of a
-	// broadcast query; Mongos the router's own time (mongos is not a station).
-	Find   time.Duration `yaml:"find,omitempty"`
-	Doc    time.Duration `yaml:"doc,omitempty"`
-	Write  time.Duration `yaml:"write,omitempty"`
-	Update time.Duration `yaml:"update,omitempty"`
-	Apply  time.Duration `yaml:"apply,omitempty"`
-	Scan   time.Duration `yaml:"scan,omitempty"`
-	Mongos time.Duration `yaml:"mongos,omitempty"`
+	// Apply a secondary's application of one oplog entry; Scan the fixed part of a
+	// collection scan, Examine the cost of each document it examines (every document the
+	// shard holds); Mongos the router's own time (mongos is not a station). A broadcast
+	// query the shard answers from an index costs Find.
+	Examine time.Duration `yaml:"examine,omitempty"`
+	Find    time.Duration `yaml:"find,omitempty"`
+	Doc     time.Duration `yaml:"doc,omitempty"`
+	Write   time.Duration `yaml:"write,omitempty"`
+	Update  time.Duration `yaml:"update,omitempty"`
+	Apply   time.Duration `yaml:"apply,omitempty"`
+	Scan    time.Duration `yaml:"scan,omitempty"`
+	Mongos  time.Duration `yaml:"mongos,omitempty"`
 	// Election is how long a shard has no primary after its primary goes down
 	// (electionTimeoutMillis 10 s plus the election).
 	Election time.Duration `yaml:"election,omitempty"`
@@ -137,6 +142,7 @@ func (o *Options) applyDefaults() {
 	def(&c.Row, 4*time.Microsecond)
 	def(&c.SSTable, 40*time.Microsecond)
 	def(&c.Scan, 3*time.Millisecond)
+	def(&c.ScanRow, 2*time.Microsecond)
 	def(&c.ReadTimeout, 5*time.Second)
 	def(&c.WriteTimeout, 2*time.Second)
 	def(&c.CasContentionTimeout, time.Second) // cassandra.yaml 5.0 cas_contention_timeout
@@ -154,6 +160,7 @@ func (o *Options) applyDefaults() {
 	def(&m.Update, 390*time.Microsecond)
 	def(&m.Apply, 115*time.Microsecond)
 	def(&m.Scan, 600*time.Microsecond)
+	def(&m.Examine, time.Microsecond)
 	def(&m.Mongos, 30*time.Microsecond)
 	def(&m.Election, 12*time.Second)
 	def(&m.Migration, 2*time.Second)
