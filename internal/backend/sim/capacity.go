@@ -29,8 +29,8 @@ type CapacityRow struct {
 // of one partition).
 const sliceRows = 100
 
-// scanRows is the size of the scan the capacity table quotes: 100,000 rows (documents)
-// read on one node (shard).
+// scanRows is the size of the scan the capacity table quotes (its rows say 100,000):
+// rows (documents) read on one node (shard).
 const scanRows = 100_000
 
 // Capacities are the servers the options model: a Cassandra node (one replica's share of
@@ -48,7 +48,7 @@ func (o *Options) Capacities() []Capacity {
 		row("point read (one replica, one SSTable)", c.Read, c.Cores),
 		row("single-row write (one replica's mutation)", c.Write, c.Cores),
 		row(fmt.Sprintf("partition slice of %d rows (one replica)", sliceRows), c.Read+c.Row*(sliceRows-1), c.Cores),
-		row(fmt.Sprintf("scan: its share of a request without partition key, %d rows read", scanRows), c.Scan+c.ScanRow*scanRows, c.Cores),
+		row("scan reading 100,000 rows on the node (its share of a request without partition key)", c.Scan+c.ScanRow*scanRows, c.Cores),
 		row("LWT, uncontended (one replica's prepare, read, propose, commit)", 3*c.Write+c.Read, c.Cores),
 	}}
 	mongo := Capacity{Server: "MongoDB member", Cores: m.Cores, Rows: []CapacityRow{
@@ -56,8 +56,8 @@ func (o *Options) Capacities() []Capacity {
 		row("insert (primary)", m.Write, m.Cores),
 		row("update or delete (primary)", m.Update, m.Cores),
 		row("oplog entry applied (secondary)", m.Apply, m.Cores),
-		row("its part of a broadcast query answered from an index", m.Find, m.Cores),
-		row(fmt.Sprintf("collection scan of %d documents", scanRows), m.Scan+m.Examine*scanRows, m.Cores),
+		row("broadcast part from an index (one shard's lookup)", m.Find, m.Cores),
+		row("collection scan of 100,000 documents (a broadcast without an index)", m.Scan+m.Examine*scanRows, m.Cores),
 	}}
 	return []Capacity{cass, mongo}
 }
