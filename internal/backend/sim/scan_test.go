@@ -32,12 +32,12 @@ designs:
 // running it.
 func openVariant(t *testing.T, body, variant string) *Simulator {
 	t.Helper()
-	cfg, ops := configFor(t, writeScenario(t, body), variant, 1000)
+	cfg, _ := configFor(t, writeScenario(t, body), variant, 0)
 	s, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.prepare(ops)
+	s.prepare()
 	if s.prepErr != nil {
 		t.Fatal(s.prepErr)
 	}
@@ -188,6 +188,7 @@ designs:
 		t.Fatalf("sessions.list_by_user is %s, want a scan", st.Kind)
 	}
 	k, rf := c.scanShare(st, 0)
+	c.vol = newVolume(s.cfg.Plan.NumSteps()) // without the population
 	c.vol.add(st, 0, 3_000_000)
 	got := c.scanCost(st, 0, k, rf)
 	want := m.Scan + m.ScanRow*durationOf(int64(3_000_000*k/rf))
@@ -197,5 +198,41 @@ designs:
 	}
 	if empty := c.scanCost(st, 1, k, rf); empty != m.Scan {
 		t.Errorf("scan of a node holding no rows: %s, want %s", empty, m.Scan)
+	}
+}
+
+// The data before the run is scanned too: a Cassandra table's loaded rows are on every
+// node in proportion to its replicas (RF 3 of 6 nodes: half of them on each), a sharded
+// collection's documents on the shards its chunks put them.
+func TestScansReadThePopulation(t *testing.T) {
+	s := openVariant(t, strings.Replace(ordersScenario, "MIX", "{orders.read: 1}", 1), "seed001-mongo")
+	loaded := s.placer.Loaded["orders"]
+	if loaded == nil || loaded.Rows < 100_000 {
+		t.Fatalf("orders loaded before the run: %+v", loaded)
+	}
+	st := stepOf(t, s, "orders.read", 0)
+	var sum int64
+	for sh := range s.mongo.shards {
+		n := s.mongo.vol.held(st, sh)
+		if n < loaded.Rows/6 {
+			t.Errorf("shard%d holds %d of %d orders: a hashed key spreads them", sh, n, loaded.Rows)
+		}
+		sum += n
+	}
+	if sum < loaded.Rows*99/100 || sum > loaded.Rows {
+		t.Errorf("the shards hold %d orders, %d were loaded", sum, loaded.Rows)
+	}
+
+	body := strings.Replace(strings.Replace(ordersScenario, "MIX", "{orders.history_all: 1}", 1), "DESIGNS/seed001-mongo-orders-id-hashed.yaml", "DESIGNS/seed003.yaml", 1)
+	s = openVariant(t, body, "seed003")
+	st = stepOf(t, s, "orders.history_all", 0)
+	rows := s.placer.Loaded[st.Target].Rows
+	if rows == 0 {
+		t.Fatalf("%s: nothing loaded", st.Target)
+	}
+	for i := range s.placer.Ring.Nodes {
+		if got, want := s.cass.vol.held(st, i), rows*3/6; got != want {
+			t.Errorf("node %d holds %d rows of %d, want %d (RF 3 of 6 nodes)", i, got, rows, want)
+		}
 	}
 }

@@ -73,3 +73,52 @@ func (v *volume) held(s *design.Step, i int) int64 {
 func inserts(s *design.Step) bool {
 	return s.Statement == "INSERT" || s.Statement == "insertOne"
 }
+
+// loadVolumes counts the data each table held before the run (plan.TableLoad) on its
+// nodes and shards. A Cassandra table's rows spread over the ring as its tokens do: a
+// node of a data center with rf replicas and n nodes holds rf/n of them (balanced token
+// allocation, Cassandra 4.0+'s default). A sharded collection's documents are where the
+// placer put their bytes (plan.Placer.StartChunks: by the loaded keys for a ranged key,
+// by each chunk's share of the hashed values for a hashed one); an unsharded
+// collection's are on its primary shard.
+func (s *Simulator) loadVolumes() {
+	ls, err := s.cfg.Plan.Loaders()
+	if err != nil {
+		return // NewPlacer met the same error
+	}
+	for _, l := range ls {
+		t := s.placer.Loaded[l.Target]
+		if t == nil || t.Rows == 0 {
+			continue
+		}
+		switch {
+		case l.Database == design.Cassandra && s.cass != nil:
+			s.cass.loadVolume(l.Target, t.Rows)
+		case l.Database == design.MongoDB && s.mongo != nil:
+			s.mongo.loadVolume(l.Target, t.Rows, t.Bytes)
+		}
+	}
+}
+
+func (c *cassCluster) loadVolume(table string, rows int64) {
+	ring := c.pl.Ring
+	rep := c.pl.Replicas.Replication
+	perDC := map[string]int64{}
+	for _, n := range ring.Nodes {
+		perDC[n.DC]++
+	}
+	for i, n := range ring.Nodes {
+		c.vol.populate(table, i, rows*int64(rep.Factor(n.DC))/perDC[n.DC])
+	}
+}
+
+func (c *mongoCluster) loadVolume(coll string, rows, bytes int64) {
+	start := c.pl.StartChunks(coll)
+	if start == nil || bytes <= 0 {
+		c.vol.populate(coll, 0, rows) // unsharded: the primary shard
+		return
+	}
+	for i, sc := range start {
+		c.vol.populate(coll, i, int64(float64(rows)*float64(sc.LoadedBytes)/float64(bytes)))
+	}
+}
