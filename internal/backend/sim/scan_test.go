@@ -199,6 +199,14 @@ designs:
 	if empty := c.scanCost(st, 1, k, rf); empty != m.Scan {
 		t.Errorf("scan of a node holding no rows: %s, want %s", empty, m.Scan)
 	}
+	// A replica aborts a read past the request timeout (read commands are monitored and
+	// abandoned when they time out, Cassandra 3.10+): 30M rows held, 20 s of reading at
+	// ONE, fail at the 5 s read timeout.
+	c.vol.add(st, 0, 27_000_000)
+	end, class := c.scan(st, 0, 0)
+	if class != metrics.Timeout || time.Duration(end) != m.ReadTimeout {
+		t.Errorf("scan of a node holding 30M rows: %s at %s, want a timeout at %s", class, time.Duration(end), m.ReadTimeout)
+	}
 }
 
 // The data before the run is scanned too: a Cassandra table's loaded rows are on every
