@@ -193,6 +193,16 @@ func (r *renderer) hotSide(s *side, charts bool) (hotSideView, error) {
 	}
 	if len(h.Nodes) > 0 {
 		parts = append(parts, fmt.Sprintf("max/mean %s, CV %s, Gini %s", FormatRatio(maxOverMean(h)), FormatFloat(h.Balance.CV), FormatFloat(h.Balance.Gini)))
+		if b := h.Balance; b.Measure != "" && b.Busiest != "" {
+			// Say what the headline measures: the busiest node or shard and its share of
+			// the most unbalanced measure (the inserts a monotonic key piles onto one shard
+			// are not diluted by broadcast reads).
+			what := b.Database
+			if b.DC != "" {
+				what += " " + b.DC
+			}
+			parts = append(parts, fmt.Sprintf("most unbalanced: %s %s, %s takes %s of them", what, b.Measure, b.Busiest, FormatPct(b.BusiestShare)))
+		}
 		if o := overList(h); len(o) > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s(s) more than 30%% off the mean: %s", len(o), sv.NodeWord, strings.Join(o, ", ")))
 		} else {

@@ -358,6 +358,14 @@ func busiestNode(h *results.HotspotsVariant) *results.NodeLoad {
 	if h == nil {
 		return nil
 	}
+	if name := h.Balance.Busiest; name != "" {
+		// The headline imbalance's busiest node (by its measure, within its database).
+		for i := range h.Nodes {
+			if h.Nodes[i].Node == name {
+				return &h.Nodes[i]
+			}
+		}
+	}
 	var b *results.NodeLoad
 	for i := range h.Nodes {
 		n := &h.Nodes[i]

@@ -456,6 +456,21 @@ func (r *renderer) titles(pg *page) {
 	}
 }
 
+// simulatedCapacity says in one sentence what the simulated servers sustain (the sim
+// backend's details; empty for runs written before they were recorded).
+func simulatedCapacity(d map[string]string) string {
+	var parts []string
+	for _, k := range []struct{ key, server string }{{"cassandra_node_capacity", "a Cassandra node"}, {"mongodb_member_capacity", "a MongoDB replica set member"}} {
+		if v := d[k.key]; v != "" {
+			parts = append(parts, k.server+": "+v)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "The model's servers: " + strings.Join(parts, "; ") + " (docs/simulator.md gives the sources)."
+}
+
 func (r *renderer) banners(pg *page) {
 	for _, run := range r.runs {
 		prefix := ""
@@ -474,7 +489,11 @@ func (r *renderer) banners(pg *page) {
 			if n := run.Sum.Backend.Name; n == "null" || n == "delay" {
 				what = "the " + n + " test backend (no database at all)"
 			}
-			pg.Banners = append(pg.Banners, banner{"info", prefix + "Simulated.", "Latency and errors come from " + what + ", not from a real server."})
+			text := "Latency and errors come from " + what + ", not from a real server."
+			if c := simulatedCapacity(run.Sum.Backend.Details); c != "" {
+				text += " " + c
+			}
+			pg.Banners = append(pg.Banners, banner{"info", prefix + "Simulated.", text})
 		}
 		switch run.status() {
 		case "interrupted":

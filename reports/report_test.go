@@ -652,3 +652,32 @@ func TestKeyAnalysisBesideAPlan(t *testing.T) {
 	mustContain(t, html, "Could not read:")
 	mustNotContain(t, html, `<section id="keys">`)
 }
+
+// A simulated run's banner says what the model's servers sustain, from the backend
+// details the simulator records.
+func TestSimulatedBannerStatesCapacity(t *testing.T) {
+	got := simulatedCapacity(map[string]string{"cassandra_node_capacity": "8 cores; at saturation point read 44.4K/s"})
+	if !strings.Contains(got, "a Cassandra node: 8 cores; at saturation point read 44.4K/s") || strings.Contains(got, "MongoDB") {
+		t.Errorf("banner sentence %q", got)
+	}
+	if simulatedCapacity(map[string]string{"network_rtt": "200µs"}) != "" {
+		t.Error("a run without recorded capacity gets no sentence")
+	}
+}
+
+// The terminal's hot-partition line names the headline imbalance's busiest node and what
+// it is the busiest by: a monotonic shard key's shard0 takes the inserts while broadcast
+// reads spread evenly.
+func TestHotLineSaysWhatTheImbalanceMeasures(t *testing.T) {
+	hv := &results.HotspotsVariant{Database: "mongodb",
+		Nodes: []results.NodeLoad{
+			{Node: "shard0", Database: "mongodb", Ops: 11_600, Writes: 1_600, Bytes: 249e6},
+			{Node: "shard1", Database: "mongodb", Ops: 11_700, Writes: 300, Bytes: 5e5},
+			{Node: "shard2", Database: "mongodb", Ops: 10_300, Writes: 300, Bytes: 5e5},
+		}}
+	hv.Balance, hv.Balances = results.NodeBalances(hv.Nodes)
+	line := hotLine(hv)
+	if !strings.Contains(line, "busiest shard shard0 at 2.99") || !strings.Contains(line, "by bytes written (99.6% of them)") {
+		t.Errorf("hot line %q", line)
+	}
+}

@@ -130,9 +130,19 @@ func hotLine(hv *results.HotspotsVariant) string {
 			word = "shard"
 		}
 		mm := maxOverMean(hv)
+		if n.Database == "mongodb" {
+			word = "shard"
+		}
 		s := fmt.Sprintf("busiest %s %s at %s the mean", word, n.Node, FormatRatio(mm))
 		if !math.IsNaN(mm) {
 			s += fmt.Sprintf(" (%s)", FormatDeviation(mm-1))
+		}
+		if b := hv.Balance; b.Measure != "" && b.Measure != results.MeasureOps {
+			s += " by " + b.Measure
+			if b.DC != "" {
+				s += " in " + b.DC
+			}
+			s += fmt.Sprintf(" (%s of them)", FormatPct(b.BusiestShare))
 		}
 		if over := overList(hv); len(over) > 0 {
 			s += fmt.Sprintf("; %d %s(s) break the 30%% rule", len(over), word)

@@ -83,8 +83,10 @@ func loadRun(path string, o runOverrides) (*runInput, error) {
 	if !sc.Backends["sim"].IsZero() {
 		// The simulator's section, with its calibration file if it names one, is checked
 		// here so that validate reports it whatever backend a run will use.
-		if _, err := sim.LoadOptions(sc); err != nil {
+		if o, err := sim.LoadOptions(sc); err != nil {
 			errs.Append(err)
+		} else {
+			errs.Append(sim.CheckDesigns(&o, prep))
 		}
 	}
 	if err := errs.Err(); err != nil {

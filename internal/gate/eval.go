@@ -471,10 +471,18 @@ func evalNodesRule(r *Rule, run *Run, v *results.Variant, base results.GateCheck
 	var bal results.Imbalance
 	source := ""
 	if hv := run.Hotspots.Variant(v.Name); hv != nil && len(hv.Nodes) > 0 {
-		for _, n := range hv.Nodes {
-			loads, names = append(loads, float64(n.Ops)), append(names, n.Node)
-		}
+		// The headline imbalance's nodes and measure (one database's nodes or shards; by
+		// every request, reads, writes or bytes written), so that every metric of the rule
+		// judges the same loads.
 		bal, source = hv.Balance, "hotspots.json"
+		for _, n := range hv.Nodes {
+			if (bal.Database == "" || n.Database == bal.Database) && (bal.DC == "" || n.DC == bal.DC) {
+				loads, names = append(loads, nodeLoad(&n, bal.Measure)), append(names, n.Node)
+			}
+		}
+		if bal.Measure != "" {
+			source = strings.TrimSpace(fmt.Sprintf("hotspots.json, %s %s %s", bal.Database, bal.DC, bal.Measure))
+		}
 	} else if len(v.Nodes) > 0 {
 		for _, n := range v.Nodes {
 			loads, names = append(loads, float64(n.Ops)), append(names, n.Node)
@@ -515,6 +523,20 @@ func evalNodesRule(r *Rule, run *Run, v *results.Variant, base results.GateCheck
 		}
 	}
 	return judge(r, c, val, fmt.Sprintf("%d nodes (%s), busiest %s", len(loads), source, names[busiest]))
+}
+
+// nodeLoad is a node's load by an imbalance measure (results.Measure*; operations when
+// empty).
+func nodeLoad(n *results.NodeLoad, measure string) float64 {
+	switch measure {
+	case results.MeasureReads:
+		return float64(n.Reads)
+	case results.MeasureWrites:
+		return float64(n.Writes)
+	case results.MeasureBytes:
+		return float64(n.Bytes)
+	}
+	return float64(n.Ops)
 }
 
 func overCount(loads []float64) int {

@@ -8,6 +8,7 @@ import (
 	"github.com/shardbench/shardbench/internal/design"
 	pc "github.com/shardbench/shardbench/internal/placement/cassandra"
 	pm "github.com/shardbench/shardbench/internal/placement/mongo"
+	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
@@ -28,6 +29,10 @@ type Cluster struct {
 	Shards int `yaml:"shards,omitempty"`
 	// Seed makes token allocation reproducible (default: the scenario's seed).
 	Seed uint64 `yaml:"seed,omitempty"`
+	// Clients are the data centers the application's clients run in, with their shares
+	// of the operations ({DC1: 70, DC2: 30}); default: every client in the first data
+	// center. See [Clients].
+	Clients scenario.Weights `yaml:"clients,omitempty"`
 	// Live, when set, is a ring read from a live cluster (system.local and
 	// system.peers_v2): keys are placed on it instead of a synthetic layout.
 	Live *pc.Ring `yaml:"-"`
@@ -79,6 +84,7 @@ func (c *Cluster) Check() error {
 	if c.Shards < 0 || c.Shards > 1000 {
 		errs.AddAt(c.Loc, "shards", "must be between 1 and 1000, got %d", c.Shards)
 	}
+	c.checkClients(&errs)
 	return errs.Err()
 }
 

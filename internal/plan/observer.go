@@ -9,7 +9,6 @@ import (
 
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/hotspot"
-	pc "github.com/shardbench/shardbench/internal/placement/cassandra"
 	pm "github.com/shardbench/shardbench/internal/placement/mongo"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/workloads"
@@ -38,6 +37,7 @@ type Observer struct {
 	plan     *design.Plan
 	borrowed []borrowed
 	accs     []design.Access
+	pick     []int32
 }
 
 // borrowed is a table whose analysis another variant's observer makes.
@@ -47,12 +47,13 @@ type borrowed struct {
 }
 
 // stepState is what the Observer keeps per step: its table and, for a Cassandra read,
-// how many replicas its consistency level asks (0: not computed yet).
+// how many replicas its consistency level asks per client data center (Total 0: not
+// computed yet).
 type stepState struct {
 	step  *design.Step // the step the entry belongs to (nil: not seen yet)
 	table *tableStats
-	need  int
-	grows bool // an insert: it adds rows to its partition (see grows)
+	quota []Quota // by client data center (see readQuota)
+	grows bool    // an insert: it adds rows to its partition (see grows)
 }
 
 type tableStats struct {
@@ -185,10 +186,11 @@ func grows(s *design.Step) bool {
 	return false
 }
 
-// countNodes charges the nodes that do the work: a Cassandra write goes to every replica;
-// a read to as many replicas as its consistency level needs, chosen round-robin as a
-// token-aware, load-balanced client spreads them; a scan to every node. A MongoDB request
-// goes to the shards mongos targets.
+// countNodes charges the nodes that do the work: a Cassandra write goes to every replica
+// (in every data center); a read to as many replicas as its consistency level needs,
+// chosen round-robin as a token-aware, load-balanced client spreads them, from its
+// client's data center first (LOCAL_* levels: only there, see [Clients]); a scan to every
+// node of the client's data center. A MongoDB request goes to the shards mongos targets.
 func (o *Observer) countNodes(t *tableStats, a *design.Access, op *workloads.Op, w *Where, write bool, bytes int64) {
 	add := func(list *[]nodeStats, n int, b int64) {
 		for len(*list) <= n {
@@ -205,16 +207,36 @@ func (o *Observer) countNodes(t *tableStats, a *design.Access, op *workloads.Op,
 	}
 	if a.Step.Database == design.Cassandra {
 		reps := w.Replicas
-		if write || w.Broadcast || len(reps) == 0 {
+		cl := o.Placer.Clients
+		if write || len(reps) == 0 {
 			for _, r := range reps {
 				add(&t.cass, int(r), bytes)
 			}
 			return
 		}
-		k := min(o.readNeed(a.Step), len(reps))
-		off := int(op.Seq % uint64(len(reps)))
-		for i := 0; i < k; i++ {
-			add(&t.cass, int(reps[(off+i)%len(reps)]), 0)
+		dc := cl.Of(op.Seq)
+		if w.Broadcast {
+			// A range scan reads each range from the client's data center (every node of
+			// a single one).
+			for _, r := range reps {
+				if !cl.Multi() || cl.NodeDC(r) == dc {
+					add(&t.cass, int(r), 0)
+				}
+			}
+			return
+		}
+		q := o.readQuota(a.Step, dc)
+		if !cl.Multi() {
+			k := min(q.Total, len(reps))
+			off := int(op.Seq % uint64(len(reps)))
+			for i := 0; i < k; i++ {
+				add(&t.cass, int(reps[(off+i)%len(reps)]), 0)
+			}
+			return
+		}
+		o.pick = cl.Pick(o.pick[:0], reps, dc, q, op.Seq)
+		for _, r := range o.pick {
+			add(&t.cass, int(r), 0)
 		}
 		return
 	}
@@ -223,21 +245,22 @@ func (o *Observer) countNodes(t *tableStats, a *design.Access, op *workloads.Op,
 	}
 }
 
-func (o *Observer) readNeed(s *design.Step) int {
+// readQuota is the replicas a Cassandra read of step s waits for from a client in data
+// center dc (its consistency level's blockFor), worked out once per step and data center.
+func (o *Observer) readQuota(s *design.Step, dc int) Quota {
 	st := o.state(s)
-	if st.need > 0 {
-		return st.need
+	if dc < len(st.quota) && st.quota[dc].Total > 0 {
+		return st.quota[dc]
 	}
-	n := 1
-	if cl, err := pc.ParseConsistency(s.Consistency); err == nil && o.Placer.Replicas != nil {
-		dc := ""
-		if len(o.Placer.Ring.Nodes) > 0 {
-			dc = o.Placer.Ring.Nodes[0].DC
-		}
-		n = max(cl.Need(o.Placer.Replicas.Replication, dc).Total, 1)
+	for len(st.quota) <= dc {
+		st.quota = append(st.quota, Quota{})
 	}
-	st.need = n
-	return n
+	q := Quota{Total: 1}
+	if o.Placer.Replicas != nil {
+		q = o.Placer.Clients.Quota(s.Consistency, o.Placer.Replicas.Replication, dc)
+	}
+	st.quota[dc] = q
+	return q
 }
 
 // state is the per-step entry of s, claimed on first use.
@@ -419,31 +442,18 @@ func (o *Observer) Result(variant, source, topology string) results.HotspotsVari
 		addNodes(stats, b.t.cass)
 		addNodes(stats[pl.ShardOffset():], b.t.shards)
 	}
-	loads := make([]int64, len(stats))
-	var total int64
-	for i, n := range stats {
-		loads[i] = n.ops
-		total += n.ops
-	}
-	im := hotspot.Measure(hotspot.Loads(loads))
+	shards := pl.ShardOffset()
 	for i, name := range names {
-		nl := results.NodeLoad{Node: name, Ops: stats[i].ops, Reads: stats[i].reads, Writes: stats[i].writes, Bytes: stats[i].bytes}
+		nl := results.NodeLoad{Node: name, Database: design.MongoDB.String(), Ops: stats[i].ops, Reads: stats[i].reads, Writes: stats[i].writes, Bytes: stats[i].bytes}
+		if i < shards {
+			nl.Database = design.Cassandra.String()
+		}
 		if pl.Ring != nil && i < len(pl.Ring.Nodes) {
 			nl.DC, nl.Rack = pl.Ring.Nodes[i].DC, pl.Ring.Nodes[i].Rack
 		}
-		if total > 0 {
-			nl.Share = float64(nl.Ops) / float64(total)
-		}
-		if i < len(im.Deviation) {
-			nl.Deviation = im.Deviation[i]
-			nl.Over30 = abs(nl.Deviation) > hotspot.SeedDeviation
-		}
 		hv.Nodes = append(hv.Nodes, nl)
 	}
-	hv.Balance = results.Imbalance{MaxOverMean: im.MaxOverMean, CV: im.CV, Gini: im.Gini}
-	for _, i := range im.Over30 {
-		hv.Balance.Over30 = append(hv.Balance.Over30, hv.Nodes[i].Node)
-	}
+	hv.Balance, hv.Balances = results.NodeBalances(hv.Nodes)
 	return hv
 }
 
@@ -455,13 +465,6 @@ func addNodes(to, from []nodeStats) {
 		to[i].writes += from[i].writes
 		to[i].bytes += from[i].bytes
 	}
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // loadedData is a table's loaded data as hotspots.json reports it.

@@ -61,9 +61,11 @@ func (w *Where) Fingerprint() uint64 {
 // serves one goroutine; it allocates nothing per access once warm.
 type Placer struct {
 	Plan *design.Plan
-	// Ring and Replicas: nil without a Cassandra part.
+	// Ring and Replicas: nil without a Cassandra part; Clients the data center of each
+	// operation's client on the ring.
 	Ring     *pc.Ring
 	Replicas *pc.Placement
+	Clients  *Clients
 	// Shards: the MongoDB shard names; Tables the chunk table per collection (absent:
 	// unsharded).
 	Shards []string
@@ -121,6 +123,9 @@ func NewPlacer(p *design.Plan, c *Cluster) (*Placer, error) {
 		}
 		if pl.Replicas, err = pl.Ring.Place(rep); err != nil {
 			return nil, fmt.Errorf("design %s: %w", d.Name, err)
+		}
+		if pl.Clients, err = c.ClientsOf(&pl.Ring); err != nil {
+			return nil, err
 		}
 		for i := range pl.Ring.Nodes {
 			pl.all = append(pl.all, int32(i))

@@ -33,8 +33,12 @@ type HotspotsVariant struct {
 	Topology string          `json:"topology,omitempty"`
 	Tables   []TableHotspots `json:"tables"`
 	Nodes    []NodeLoad      `json:"nodes"`
-	Balance  Imbalance       `json:"balance"`
-	Notes    []string        `json:"notes,omitempty"`
+	// Balance is the headline imbalance: the most unbalanced of Balances (see
+	// NodeBalances), which measure each database's nodes or shards apart, by every
+	// request and by reads, writes and bytes written.
+	Balance  Imbalance   `json:"balance"`
+	Balances []Imbalance `json:"balances,omitempty"`
+	Notes    []string    `json:"notes,omitempty"`
 }
 
 // TableHotspots is the analysis of one table or collection.
@@ -161,15 +165,20 @@ type SizeProjection struct {
 
 // NodeLoad is one node's (or shard's) share of the work.
 type NodeLoad struct {
-	Node   string  `json:"node"` // address or shard name
-	DC     string  `json:"dc,omitempty"`
-	Rack   string  `json:"rack,omitempty"`
-	Ops    int64   `json:"ops"` // replica operations (Cassandra) / shard operations (MongoDB)
-	Reads  int64   `json:"reads"`
-	Writes int64   `json:"writes"`
-	Bytes  int64   `json:"bytes_written"`
-	Share  float64 `json:"share"`
-	// Deviation from the mean, e.g. +0.42 = 42% above; Over30 applies the seed's rule.
+	Node string `json:"node"` // address or shard name
+	// Database is "cassandra" (a node) or "mongodb" (a shard): a mixed design's nodes and
+	// shards are measured apart.
+	Database string `json:"database,omitempty"`
+	DC       string `json:"dc,omitempty"`
+	Rack     string `json:"rack,omitempty"`
+	Ops      int64  `json:"ops"` // replica operations (Cassandra) / shard operations (MongoDB)
+	Reads    int64  `json:"reads"`
+	Writes   int64  `json:"writes"`
+	Bytes    int64  `json:"bytes_written"`
+	// Share is the node's share of its database's operations.
+	Share float64 `json:"share"`
+	// Deviation from its database's mean, e.g. +0.42 = 42% above; Over30 applies the
+	// seed's rule.
 	Deviation float64 `json:"deviation"`
 	Over30    bool    `json:"over_30pct"`
 }
@@ -180,6 +189,16 @@ type Imbalance struct {
 	CV          float64  `json:"cv"`                   // coefficient of variation
 	Gini        float64  `json:"gini"`                 // 0 = perfectly even, 1 = one node takes all
 	Over30      []string `json:"over_30pct,omitempty"` // nodes deviating > 30% from the mean
+	// Database, DC and Measure say what was measured: one database's nodes or shards
+	// ("cassandra", "mongodb"; empty in files written before they were told apart), of one
+	// data center for a Cassandra ring that spans several, by one
+	// measure (MeasureOps, MeasureReads, MeasureWrites, MeasureBytes). Busiest is the
+	// node or shard with the most of it and BusiestShare its share.
+	Database     string  `json:"database,omitempty"`
+	DC           string  `json:"dc,omitempty"` // a Cassandra data center's nodes
+	Measure      string  `json:"measure,omitempty"`
+	Busiest      string  `json:"busiest,omitempty"`
+	BusiestShare float64 `json:"busiest_share,omitempty"`
 }
 
 // ReadHotspots loads hotspots.json; it returns (nil, nil) when the directory has none.

@@ -534,13 +534,14 @@ func (m *merger) hotspots() *Hotspots {
 			}
 		}
 		mv.Tables = mergeTables(vs)
-		mv.Nodes, mv.Balance = mergeNodes(vs)
+		mv.Nodes, mv.Balance, mv.Balances = mergeNodes(vs)
 		out.Variants = append(out.Variants, mv)
 	}
 	return out
 }
 
-func mergeNodes(vs []*HotspotsVariant) ([]NodeLoad, Imbalance) {
+// mergeNodes sums the nodes' loads over the runs and measures them again (NodeBalances).
+func mergeNodes(vs []*HotspotsVariant) ([]NodeLoad, Imbalance, []Imbalance) {
 	var nodes []NodeLoad
 	idx := map[string]int{}
 	for _, v := range vs {
@@ -549,7 +550,7 @@ func mergeNodes(vs []*HotspotsVariant) ([]NodeLoad, Imbalance) {
 			if !ok {
 				i = len(nodes)
 				idx[n.Node] = i
-				nodes = append(nodes, NodeLoad{Node: n.Node, DC: n.DC, Rack: n.Rack})
+				nodes = append(nodes, NodeLoad{Node: n.Node, Database: n.Database, DC: n.DC, Rack: n.Rack})
 			}
 			nodes[i].Ops += n.Ops
 			nodes[i].Reads += n.Reads
@@ -557,45 +558,11 @@ func mergeNodes(vs []*HotspotsVariant) ([]NodeLoad, Imbalance) {
 			nodes[i].Bytes += n.Bytes
 		}
 	}
-	var b Imbalance
 	if len(nodes) == 0 {
-		return nil, b
+		return nil, Imbalance{}, nil
 	}
-	var total int64
-	var mx float64
-	for _, n := range nodes {
-		total += n.Ops
-		mx = math.Max(mx, float64(n.Ops))
-	}
-	mean := float64(total) / float64(len(nodes))
-	var ss float64
-	loads := make([]float64, len(nodes))
-	for i := range nodes {
-		n := &nodes[i]
-		loads[i] = float64(n.Ops)
-		if total > 0 {
-			n.Share = float64(n.Ops) / float64(total)
-		}
-		if mean > 0 {
-			n.Deviation = float64(n.Ops)/mean - 1
-			n.Over30 = math.Abs(n.Deviation) > 0.30
-			if n.Over30 {
-				b.Over30 = append(b.Over30, n.Node)
-			}
-		}
-		ss += (float64(n.Ops) - mean) * (float64(n.Ops) - mean)
-	}
-	if mean > 0 {
-		b.MaxOverMean = mx / mean
-		b.CV = math.Sqrt(ss/float64(len(nodes))) / mean
-		sort.Float64s(loads)
-		var g float64
-		for i, l := range loads {
-			g += float64(2*(i+1)-len(loads)-1) * l
-		}
-		b.Gini = g / (float64(len(loads)) * float64(total))
-	}
-	return nodes, b
+	b, all := NodeBalances(nodes)
+	return nodes, b, all
 }
 
 // mergeTables sums table counts and merges top-K lists. For a partition missing from

@@ -77,8 +77,8 @@ func measure(t *testing.T, sc *scenario.Scenario) []Measured {
 func TestFitRecoversTheMeasuredCluster(t *testing.T) {
 	truth := writeScenario(t, strings.Replace(calibrationScenario, "BACKENDS", `backends:
   sim:
-    cassandra: {read: 300us, row: 8us, sstable: 80us, scan: 6ms, write: 150us}
-    mongodb: {find: 240us, doc: 10us, scan: 1200us, write: 250us, apply: 100us}
+    cassandra: {read: 360us, row: 8us, sstable: 80us, scan: 6ms, write: 400us}
+    mongodb: {find: 200us, doc: 10us, scan: 1200us, write: 500us, update: 850us, apply: 250us}
     operation_scale: {carts.read: 2, orders.place: 0.5}
 `, 1))
 	measured := measure(t, truth)
@@ -120,7 +120,9 @@ func TestFitRecoversTheMeasuredCluster(t *testing.T) {
 			t.Errorf("%s: %s scale is %.2f× %s's, want about %g", c.variant, c.op, r, c.ref, c.want)
 		}
 	}
-	if cal.Cassandra == nil || cal.MongoDB == nil || cal.Cassandra.Write <= 60*time.Microsecond || cal.MongoDB.Write <= 100*time.Microsecond {
+	def := Options{}
+	def.applyDefaults()
+	if cal.Cassandra == nil || cal.MongoDB == nil || cal.Cassandra.Write <= def.Cassandra.Write || cal.MongoDB.Write <= def.MongoDB.Write || cal.MongoDB.Update <= def.MongoDB.Update {
 		t.Errorf("node models not fitted upwards from the defaults: %+v %+v", cal.Cassandra, cal.MongoDB)
 	}
 

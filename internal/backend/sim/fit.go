@@ -49,7 +49,7 @@ const minFitCount = 20
 // time. It starts from the scenario's backends.sim (with defaults), then:
 //
 //  1. scales the read-side and write-side service times of each database (Cassandra
-//     read/row/sstable/scan and write; MongoDB find/doc/scan and write/apply, each side's
+//     read/row/sstable/scan and write; MongoDB find/doc/scan and write/update/apply, each side's
 //     fields keeping their ratios) until the count-weighted mean service of its read and
 //     write operations match: a secant search, since simulated service is about affine in
 //     them (the network round trip is the constant part and is not fitted);
@@ -151,12 +151,12 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	if f.dbs["cassandra"] {
 		c := f.opt.Cassandra
 		cal.Cassandra = &CassandraModel{Read: c.Read.Round(100 * time.Nanosecond), Row: c.Row.Round(10 * time.Nanosecond),
-			SSTable: c.SSTable.Round(100 * time.Nanosecond), Scan: c.Scan.Round(time.Microsecond), Write: c.Write.Round(100 * time.Nanosecond)}
+			SSTable: c.SSTable.Round(100 * time.Nanosecond), Scan: c.Scan.Round(time.Microsecond), ScanRow: c.ScanRow.Round(10 * time.Nanosecond), Write: c.Write.Round(100 * time.Nanosecond)}
 	}
 	if f.dbs["mongodb"] {
 		m := f.opt.MongoDB
 		cal.MongoDB = &MongoModel{Find: m.Find.Round(100 * time.Nanosecond), Doc: m.Doc.Round(10 * time.Nanosecond),
-			Scan: m.Scan.Round(time.Microsecond), Write: m.Write.Round(100 * time.Nanosecond), Apply: m.Apply.Round(100 * time.Nanosecond)}
+			Scan: m.Scan.Round(time.Microsecond), Examine: m.Examine.Round(10 * time.Nanosecond), Write: m.Write.Round(100 * time.Nanosecond), Update: m.Update.Round(100 * time.Nanosecond), Apply: m.Apply.Round(100 * time.Nanosecond)}
 	}
 	cal.Notes = append(cal.Notes, fmt.Sprintf("%d trial simulations of up to %d operations per variant; network round trip %s kept (not fitted)", f.trials, f.in.Limit, base.Network))
 	return cal, nil
@@ -293,12 +293,12 @@ func (f *fitter) groups() []*group {
 	}
 	c, m := &f.opt.Cassandra, &f.opt.MongoDB
 	if f.dbs["cassandra"] {
-		add("cassandra", workloads.Read, &c.Read, &c.Row, &c.SSTable, &c.Scan)
+		add("cassandra", workloads.Read, &c.Read, &c.Row, &c.SSTable, &c.Scan, &c.ScanRow)
 		add("cassandra", workloads.Write, &c.Write)
 	}
 	if f.dbs["mongodb"] {
-		add("mongodb", workloads.Read, &m.Find, &m.Doc, &m.Scan)
-		add("mongodb", workloads.Write, &m.Write, &m.Apply)
+		add("mongodb", workloads.Read, &m.Find, &m.Doc, &m.Scan, &m.Examine)
+		add("mongodb", workloads.Write, &m.Write, &m.Update, &m.Apply)
 	}
 	return gs
 }

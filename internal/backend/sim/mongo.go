@@ -29,7 +29,13 @@ type mongoCluster struct {
 	pl         *plan.Placer
 	shards     []*replicaSet
 	migrations []migration
-	acks       []int64 // a write's acknowledgement times, reused
+	acks       []int64   // a write's acknowledgement times, reused
+	docs       holdTable // the documents updates hold (conflict.go)
+	// docWrite is, by Step.ID, whether a step's writes name their document by the shard
+	// key (1), do not (2), or is not worked out yet (0): see documentOf.
+	docWrite []uint8
+	vol      *volume // documents per shard of each collection (volume.go)
+	ix       []uint8 // by Step.ID: whether shards answer the step from an index (scan.go)
 }
 
 type replicaSet struct {
@@ -49,7 +55,8 @@ type migration struct {
 }
 
 func newMongoCluster(s *Simulator, pl *plan.Placer) *mongoCluster {
-	c := &mongoCluster{sim: s, pl: pl}
+	n := pl.Plan.NumSteps()
+	c := &mongoCluster{sim: s, pl: pl, docs: newHoldTable(), docWrite: make([]uint8, n), vol: newVolume(n), ix: make([]uint8, n)}
 	for _, name := range pl.Shards {
 		c.shards = append(c.shards, c.newReplicaSet(name))
 	}
@@ -60,7 +67,9 @@ func (c *mongoCluster) newReplicaSet(name string) *replicaSet {
 	m := &c.sim.opt.MongoDB
 	rs := &replicaSet{name: name}
 	for i := 0; i < m.Members; i++ {
-		rs.members = append(rs.members, NewStation(m.Workers))
+		st := NewStation(m.Cores)
+		st.Follow(&c.sim.now)
+		rs.members = append(rs.members, st)
 		rs.up = append(rs.up, true)
 	}
 	return rs
@@ -134,8 +143,18 @@ func (c *mongoCluster) access(a *design.Access, op *workloads.Op, w *reach, t in
 	arrive := t + half + s.draw(m.Mongos)
 	end, class := arrive, metrics.OK
 	broadcast := len(w.shards) > 1
+	holder := -1
+	if broadcast && a.Step.Kind.IsWrite() {
+		holder = c.holder(a, op, w.shards)
+	}
 	for _, sh := range w.shards {
-		e, cl := c.request(c.shards[sh], a, op, arrive, broadcast, len(w.shards))
+		var e int64
+		var cl metrics.Class
+		if holder >= 0 && sh != holder {
+			e, cl = c.lookup(c.shards[sh], sh, a, arrive)
+		} else {
+			e, cl = c.request(sh, a, op, w, arrive, broadcast, len(w.shards))
+		}
 		end = max(end, e)
 		if cl != metrics.OK && class == metrics.OK {
 			class = cl
@@ -144,9 +163,27 @@ func (c *mongoCluster) access(a *design.Access, op *workloads.Op, w *reach, t in
 	return end + half, class
 }
 
-func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.Op, t int64, broadcast bool, shards int) (int64, metrics.Class) {
+// lookup is a broadcast write's part on a shard that does not hold the document: its
+// primary looks the filter up (an index lookup or a collection scan, as a read of the
+// step would) and writes nothing.
+func (c *mongoCluster) lookup(rs *replicaSet, sh int, a *design.Access, t int64) (int64, metrics.Class) {
+	s := c.sim
+	half := int64(s.opt.Network) / 2
+	p := rs.primaryAt(t)
+	if p < 0 {
+		return t + 2*half, metrics.Unavailable
+	}
+	_, e, ok := rs.members[p].Serve(t+half, s.draw(c.readCost(a, sh, 1, true)), s.timeout)
+	if !ok {
+		return t + s.timeout, metrics.Timeout
+	}
+	return e + half, metrics.OK
+}
+
+func (c *mongoCluster) request(sh int, a *design.Access, op *workloads.Op, w *reach, t int64, broadcast bool, shards int) (int64, metrics.Class) {
 	s := c.sim
 	m := &s.opt.MongoDB
+	rs := c.shards[sh]
 	half := int64(s.opt.Network) / 2
 	step := a.Step
 	queue := s.timeout
@@ -155,22 +192,30 @@ func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.O
 		if p < 0 {
 			return t + 2*half, metrics.Unavailable
 		}
-		_, e, ok := rs.members[p].Serve(t+half, s.draw(m.Write), queue)
+		e, ok := c.primaryWrite(rs.members[p], a, w, t+half, queue)
 		if !ok {
 			return t + queue, metrics.Timeout
 		}
+		if inserts(step) {
+			c.vol.add(step, sh, max(int64(a.Rows), 1))
+		}
+		need := writeAcks(step.WriteConcern.W, len(rs.members))
 		acks := append(c.acks[:0], e)
 		for j := range rs.members {
 			if j == p || !rs.up[j] {
 				continue
 			}
-			_, ae, ok := rs.members[j].Serve(e+half, s.draw(m.Apply), 0)
+			if need == 1 {
+				// w: 1: the secondaries apply the entry, nobody waits for them.
+				rs.members[j].Post(StageWrite, e+half, s.draw(m.Apply), 0)
+				continue
+			}
+			_, ae, ok := rs.members[j].ServeAs(StageWrite, e+half, s.draw(m.Apply), 0)
 			if ok {
 				acks = append(acks, ae+half)
 			}
 		}
 		c.acks = acks
-		need := writeAcks(step.WriteConcern.W, len(rs.members))
 		if len(acks) < need {
 			// The write concern cannot be satisfied: the client waits until it gives up.
 			return t + max(queue, int64(step.WriteConcern.WTimeout)), metrics.Timeout
@@ -181,12 +226,7 @@ func (c *mongoCluster) request(rs *replicaSet, a *design.Access, op *workloads.O
 	if member < 0 {
 		return t + 2*half, metrics.Unavailable
 	}
-	rows := max(int64(a.Rows), 1)
-	cost := m.Find + m.Doc*durationOf(rows-1)
-	if broadcast || step.Kind == design.Scan {
-		cost = m.Scan + m.Doc*durationOf(rows/int64(max(shards, 1)))
-	}
-	_, e, ok := rs.members[member].Serve(t+half, s.draw(cost), queue)
+	_, e, ok := rs.members[member].Serve(t+half, s.draw(c.readCost(a, sh, shards, broadcast)), queue)
 	if !ok {
 		return t + queue, metrics.Timeout
 	}
@@ -210,15 +250,27 @@ func writeAcks(w string, members int) int {
 }
 
 // readMember picks the member a read preference sends a read to: the primary, a
-// secondary (rotating), or for nearest the least backlogged member.
+// secondary (each live secondary in turn, so that they share the reads evenly), or for
+// nearest the least backlogged member.
 func (rs *replicaSet) readMember(mode string, t int64, seq uint64) int {
 	p := rs.primaryAt(t)
 	secondary := func() int {
-		n := len(rs.members)
-		for j := 0; j < n; j++ {
-			i := int((seq + uint64(j)) % uint64(n))
-			if i != p && rs.up[i] {
-				return i
+		n := 0
+		for i, up := range rs.up {
+			if up && i != p {
+				n++
+			}
+		}
+		if n == 0 {
+			return -1
+		}
+		k := int(seq % uint64(n))
+		for i, up := range rs.up {
+			if up && i != p {
+				if k == 0 {
+					return i
+				}
+				k--
 			}
 		}
 		return -1

@@ -246,8 +246,8 @@ backends:
     cluster:
       dcs: [{name: dc1, nodes: 3, racks: 1}]
       shards: 2
-    cassandra: {read_workers: 4, write_workers: 4}
-    mongodb: {workers: 4}
+    cassandra: {cores: 2}
+    mongodb: {cores: 1}
 designs:
   - design: DESIGNS/seed000.yaml
     name: seed000

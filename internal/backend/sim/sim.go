@@ -74,6 +74,16 @@ type Simulator struct {
 	// the current operation's, applied to every service time drawn for it.
 	opScale []float64
 	scale   float64
+
+	// Contention on one partition or document: LWTs' Paxos rounds (paxos.go) and
+	// MongoDB write conflicts (conflict.go).
+	paxos     paxosStats
+	conflicts conflictStats
+
+	// now is the simulator's clock: when the operation being simulated starts (its
+	// intended time, or later when every client slot was busy), before which no request
+	// submitted from now on arrives. Stations follow it.
+	now int64
 }
 
 // Open builds the simulator for one variant. The cluster is laid out when the stream
@@ -124,11 +134,22 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-// Describe says what is simulated.
+// Describe says what is simulated: the layout, the network and the capacity of the
+// servers the model assumes.
 func (s *Simulator) Describe() backend.Info {
-	d := map[string]string{"network_rtt": s.opt.Network.String()}
+	d := map[string]string{"network_rtt": s.opt.Network.String(), "inter_dc_rtt": s.opt.InterDCNetwork.String()}
 	if s.placer != nil {
 		d["topology"] = s.placer.Topology()
+	}
+	caps := s.opt.Capacities()
+	if s.cfg.Plan != nil {
+		for _, db := range s.cfg.Plan.Design.Databases() {
+			if db == design.Cassandra {
+				d["cassandra_node_capacity"] = caps[0].Summary()
+			} else {
+				d["mongodb_member_capacity"] = caps[1].Summary()
+			}
+		}
 	}
 	return backend.Info{Name: "sim", Simulated: true, Server: "simulated cluster (virtual time)", Details: d}
 }
@@ -155,7 +176,9 @@ func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool,
 		s.step(&op, record)
 	}
 	// Drain: time runs on until the last operation completes (and its tick is sampled).
-	s.advance(max(s.nextTick, s.pending.latest), record)
+	end := max(s.nextTick, s.pending.latest)
+	s.now = max(s.now, end)
+	s.advance(end, record)
 	s.pending.emitAll(record)
 	return s.shareErr
 }
@@ -177,6 +200,7 @@ func (s *Simulator) prepare() {
 	if pl.Shards != nil {
 		s.mongo = newMongoCluster(s, pl)
 	}
+	s.loadVolumes()
 	s.nextTick = s.tick
 }
 
@@ -202,6 +226,7 @@ func (s *Simulator) loadSizes() {
 
 func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	t := int64(op.Intended)
+	s.now = max(s.now, t)
 	s.advance(t, record)
 	smp := metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
 	if s.unserved[op.Type] {
@@ -221,6 +246,9 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 			return
 		}
 		smp.Start = s.client.take()
+		// Late operations start in order too (each takes the earliest slot to free):
+		// nothing submitted from now on arrives before this start.
+		s.now = max(s.now, smp.Start)
 	}
 	end, class := s.execute(op, smp.Start)
 	if s.timeout > 0 && end-smp.Start > s.timeout {
@@ -400,16 +428,18 @@ func (s *Simulator) apply(e scenario.Event) {
 }
 
 // nodeSeries is one node's (or shard member's) figures over the run, a point per tick:
-// utilisation (busy worker time over capacity, all stages together) and mean queue
-// length.
+// utilisation (busy core time over capacity, reads and writes together: the cores are
+// shared) and mean queue length; and the peak share of the cores each stage took.
 type nodeSeries struct {
 	name       string
 	util       [][2]float64
 	queue      [][2]float64
-	jobs       int64
+	jobs       [stages]int64
 	drops      int64
 	down       int // ticks spent down
 	busy, capa float64
+	stage      [stages]float64 // this tick's busy core time by stage
+	peakStage  [stages]float64 // the highest share of the cores a stage took in a tick
 	q          float64
 }
 
@@ -427,8 +457,7 @@ func (s *Simulator) sampleUntil(t int64) {
 	}
 }
 
-// observe folds one station's tick into its node's point (a Cassandra node's read and
-// write stages make one point).
+// observe folds one station's tick into its node's point.
 func (s *Simulator) observe(node string, up bool, st *Station) {
 	ns := s.nodes[node]
 	if ns == nil {
@@ -440,8 +469,13 @@ func (s *Simulator) observe(node string, up bool, st *Station) {
 	w := float64(st.Workers())
 	ns.busy += x.Utilisation * w
 	ns.capa += w
+	for i, u := range x.Stage {
+		ns.stage[i] += u * w
+	}
 	ns.q += x.MeanQueue
-	ns.jobs += x.Jobs
+	for i, n := range x.Jobs {
+		ns.jobs[i] += n
+	}
 	ns.drops += x.Drops
 	if !up {
 		ns.down++
@@ -457,6 +491,10 @@ func (s *Simulator) closeTick(ts float64) {
 		}
 		ns.util = append(ns.util, [2]float64{ts, ns.busy / ns.capa})
 		ns.queue = append(ns.queue, [2]float64{ts, ns.q})
+		for i := range ns.stage {
+			ns.peakStage[i] = max(ns.peakStage[i], ns.stage[i]/ns.capa)
+			ns.stage[i] = 0
+		}
 		ns.busy, ns.capa, ns.q = 0, 0, 0
 	}
 }
@@ -466,8 +504,8 @@ func (s *Simulator) serverView() results.ServerVariant {
 	sv := results.ServerVariant{Variant: s.cfg.Variant.Name, Source: "simulator model (per-node service stations)"}
 	tbl := results.ServerTable{
 		Title: "per node: simulated requests", Subject: "nodes",
-		Columns: []string{"node", "requests", "dropped (waited past timeout)", "mean utilisation", "peak utilisation", "peak queue", "down (s)"},
-		Numeric: []bool{false, true, true, true, true, true, true},
+		Columns: []string{"node", "reads", "writes", "dropped (waited past timeout)", "mean utilisation", "peak utilisation", "peak read stage", "peak write stage", "peak queue", "down (s)"},
+		Numeric: []bool{false, true, true, true, true, true, true, true, true, true},
 	}
 	for _, name := range s.nodeOrder {
 		ns := s.nodes[name]
@@ -481,20 +519,51 @@ func (s *Simulator) serverView() results.ServerVariant {
 		if len(ns.util) > 0 {
 			mean = sum / float64(len(ns.util))
 		}
-		tbl.Rows = append(tbl.Rows, []string{name, strconv.FormatInt(ns.jobs, 10), strconv.FormatInt(ns.drops, 10),
-			fmt.Sprintf("%.1f%%", 100*mean), fmt.Sprintf("%.1f%%", 100*peak), fmt.Sprintf("%.1f", peakQ),
+		tbl.Rows = append(tbl.Rows, []string{name, strconv.FormatInt(ns.jobs[StageRead], 10), strconv.FormatInt(ns.jobs[StageWrite], 10), strconv.FormatInt(ns.drops, 10),
+			pct(mean), pct(peak), pct(ns.peakStage[StageRead]), pct(ns.peakStage[StageWrite]), fmt.Sprintf("%.1f", peakQ),
 			strconv.FormatFloat(float64(ns.down)*s.opt.Tick.Seconds(), 'f', -1, 64)})
 		sv.Series = append(sv.Series,
 			results.ServerSeries{Metric: "utilisation", Unit: "ratio", Node: name, Points: ns.util},
 			results.ServerSeries{Metric: "queue length", Unit: "count", Node: name, Points: ns.queue})
 	}
 	sv.Tables = append(sv.Tables, tbl)
+	if t, ok := s.contentionTable(); ok {
+		sv.Tables = append(sv.Tables, t)
+	}
 	if s.mongo != nil {
 		sv.Tables = append(sv.Tables, s.mongo.chunkTable())
 	}
-	sv.Notes = append(sv.Notes, fmt.Sprintf("Utilisation is busy worker time over capacity per %s tick (a Cassandra node's read and write stages together; a MongoDB member's %d workers); queue length is the mean number of requests waiting.", s.opt.Tick, s.opt.MongoDB.Workers))
+	caps := s.opt.Capacities()
+	if s.cass != nil {
+		sv.Tables = append(sv.Tables, caps[0].table())
+	}
+	if s.mongo != nil {
+		sv.Tables = append(sv.Tables, caps[1].table())
+	}
+	sv.Notes = append(sv.Notes, fmt.Sprintf("Utilisation is busy core time over capacity per %s tick (a Cassandra node's %d cores serve its read and write stages alike; a MongoDB member's %d cores); the peak read and write stage columns are the highest share of the cores each stage took in a tick. Queue length is the mean number of requests waiting.", s.opt.Tick, s.opt.Cassandra.Cores, s.opt.MongoDB.Cores))
 	return sv
 }
+
+// contentionTable reports LWT contention and MongoDB write conflicts, when the run had
+// any LWT or checked update.
+func (s *Simulator) contentionTable() (results.ServerTable, bool) {
+	t := results.ServerTable{
+		Title:   "contention on one partition or document",
+		Columns: []string{"requests", "count", "contended", "retries", "timed out"},
+		Numeric: []bool{false, true, true, true, true},
+	}
+	if p := s.paxos; p.lwts > 0 {
+		t.Rows = append(t.Rows, []string{"Cassandra LWTs (a Paxos round lost to another proposer on the partition; rounds retried; CAS write timeouts)",
+			strconv.FormatInt(p.lwts, 10), strconv.FormatInt(p.contended, 10), strconv.FormatInt(p.rounds-p.lwts, 10), strconv.FormatInt(p.timeouts, 10)})
+	}
+	if c := s.conflicts; c.writes > 0 {
+		t.Rows = append(t.Rows, []string{"MongoDB updates of one document (WiredTiger write conflicts, retried by mongod)",
+			strconv.FormatInt(c.writes, 10), strconv.FormatInt(c.conflicted, 10), strconv.FormatInt(c.retries, 10), "–"})
+	}
+	return t, len(t.Rows) > 0
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // Report adds what only the simulator knows to the results: per-node operation counts,
 // the events as applied, the hot-partition analysis (hotspots.json) and the per-node

@@ -211,7 +211,7 @@ func TestDeterministic(t *testing.T) {
 func jobsByNode(s *Simulator) map[string]int64 {
 	out := map[string]int64{}
 	for name, ns := range s.nodes {
-		out[name] = ns.jobs
+		out[name] = ns.jobs[StageRead] + ns.jobs[StageWrite]
 	}
 	return out
 }
