@@ -23,24 +23,24 @@ const loadTable = "shardbench_load"
 func (b *Backend) load(ctx context.Context) error {
 	if err := b.session.Query(fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (key text PRIMARY KEY, sig text, done bigint, total bigint)", b.keyspace, loadTable)).
 		ExecContext(ctx); err != nil {
-		return fmt.Errorf("cassandra %s: creating %s.%s: %s", b.target.redacted, b.keyspace, loadTable, b.redact(err.Error()))
+		return fmt.Errorf("cassandra %s: creating %s.%s: %s", b.target.redacted, b.keyspace, loadTable, b.log.Redact(err.Error()))
 	}
 	if b.cfg.SkipLoad {
-		b.note("%s", backend.SkippedLoad(ctx, b, b.cfg.Plan, design.Cassandra, b.opts.Load.Fraction()))
+		b.log.Note("%s", backend.SkippedLoad(ctx, b, b.cfg.Plan, design.Cassandra, b.opts.Load.Fraction()))
 		return nil
 	}
 	if b.opts.Load.Fraction() == 0 {
-		b.note("load.scale is 0: no population loaded; reads of records that exist before the sale find nothing")
+		b.log.Note("load.scale is 0: no population loaded; reads of records that exist before the sale find nothing")
 		return nil
 	}
 	ld := backend.PopulationLoad{Database: design.Cassandra, Options: b.opts.Load, Store: b, Write: b.writeRows, Log: b.cfg.Log, Name: "cassandra: variant " + b.cfg.Variant.Name}
 	r, err := ld.Run(ctx, b.cfg.Plan)
 	b.loaded = &r
 	if err != nil {
-		return fmt.Errorf("cassandra %s: %s", b.target.redacted, b.redact(err.Error()))
+		return fmt.Errorf("cassandra %s: %s", b.target.redacted, b.log.Redact(err.Error()))
 	}
-	b.logf("%s", r)
-	b.note("%s", r)
+	b.log.Logf("%s", r)
+	b.log.Note("%s", r)
 	return nil
 }
 

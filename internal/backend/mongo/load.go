@@ -29,9 +29,9 @@ const loadCollection = "shardbench_load"
 func (b *Backend) load(ctx context.Context) error {
 	switch {
 	case b.cfg.SkipLoad:
-		b.note("%s", backend.SkippedLoad(ctx, b, b.cfg.Plan, design.MongoDB, b.opts.Load.Fraction()))
+		b.log.Note("%s", backend.SkippedLoad(ctx, b, b.cfg.Plan, design.MongoDB, b.opts.Load.Fraction()))
 	case b.opts.Load.Fraction() == 0:
-		b.note("load.scale is 0: no population loaded; reads of records that exist before the sale find nothing")
+		b.log.Note("load.scale is 0: no population loaded; reads of records that exist before the sale find nothing")
 	default:
 		b.loadColls = map[string]*mongo.Collection{}
 		ls, err := b.cfg.Plan.Loaders()
@@ -52,10 +52,10 @@ func (b *Backend) load(ctx context.Context) error {
 		r, err := ld.Run(ctx, b.cfg.Plan)
 		b.loaded = &r
 		if err != nil {
-			return fmt.Errorf("mongo %s: %s", b.target.redacted, b.redact(err.Error()))
+			return fmt.Errorf("mongo %s: %s", b.target.redacted, b.log.Redact(err.Error()))
 		}
-		b.logf("%s", r)
-		b.note("%s", r)
+		b.log.Logf("%s", r)
+		b.log.Note("%s", r)
 	}
 	b.afterLoad(ctx)
 	return nil
@@ -66,7 +66,7 @@ func (b *Backend) load(ctx context.Context) error {
 func (b *Backend) afterLoad(ctx context.Context) {
 	if !b.dep.IsMongos() || b.routing == nil {
 		b.chunkNote = fmt.Sprintf("%s is not a mongos: its collections are not sharded, so there are no chunks (config.chunks) to show after the load; the plan's chunk tables are computed client-side", b.dep)
-		b.note("%s", b.chunkNote)
+		b.log.Note("%s", b.chunkNote)
 		return
 	}
 	b.loadedChunks = map[string]*pm.ChunkTable{}
@@ -78,7 +78,7 @@ func (b *Backend) afterLoad(ctx context.Context) {
 	for _, c := range names {
 		t, err := readChunkTable(ctx, b.client, b.dbName+"."+c)
 		if err != nil {
-			b.note("config.chunks of %s after the load: %s", c, b.redact(err.Error()))
+			b.log.Note("config.chunks of %s after the load: %s", c, b.log.Redact(err.Error()))
 			continue
 		}
 		b.routing.tables[c] = t
