@@ -18,8 +18,12 @@ type ReadRows struct {
 
 type readCount struct{ reads, found, rows atomic.Int64 }
 
-// NewReadRows counts the reads of plan's steps.
+// NewReadRows counts the reads of plan's steps; nil (counting nothing) without a plan,
+// as a connection made only to probe the server has.
 func NewReadRows(plan *design.Plan) *ReadRows {
+	if plan == nil {
+		return nil
+	}
 	return &ReadRows{plan: plan, steps: make([]readCount, plan.NumSteps())}
 }
 

@@ -459,6 +459,8 @@ func (b *cqlBuilder) selectStatement() {
 		stmt += " ALLOW FILTERING"
 	}
 	s.CQL = stmt
+	s.SingleRow = b.singleRow
+	s.LimitQty = spec.Limit <= 0 && b.op.spec.Action == workloads.List
 }
 
 // deleteStatement deletes the row (or the clustering prefix) the operation knows.

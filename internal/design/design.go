@@ -198,6 +198,10 @@ type CassandraStep struct {
 	// Batch: the op's write steps with the same BatchGroup travel in one batch.
 	Batch      Batch
 	BatchGroup int
+	// SingleRow: a read that names the whole primary key (one row). LimitQty: the read's
+	// LIMIT is bound to Op.Qty (a List operation without a static limit).
+	SingleRow bool
+	LimitQty  bool
 }
 
 // MongoStep is the part of a Step only MongoDB steps have.

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math"
-	"math/bits"
 	"time"
 
 	"github.com/shardbench/shardbench/internal/design"
@@ -283,7 +282,7 @@ func (c *cassCluster) write(a *design.Access, op *workloads.Op, w *reach, q *pla
 		return t + timeout, metrics.Timeout
 	}
 	if w.keyed {
-		s.sizes.add(w.fp, int64(max(a.Bytes, 0)), op.Time, a.Step.TTL)
+		s.sizes.add(w.fp, int64(max(a.Bytes, 0)), rowsAdded(a.Step, a), op.Time, a.Step.TTL)
 	}
 	if inserts(a.Step) {
 		for _, r := range c.live {
@@ -361,8 +360,7 @@ func (c *cassCluster) read(a *design.Access, op *workloads.Op, w *reach, q *plan
 	c.pickReplicas(c.live, q, coord, dc, arrive)
 	cost := m.Read + m.Row*durationOf(max(a.Rows, 1)-1)
 	if w.keyed {
-		size := s.sizes.get(w.fp, op.Time, a.Step.TTL)
-		cost += m.SSTable * durationOf(sstables(size))
+		cost = s.readCost(a, op, w.fp) // readpath.go
 	}
 	timeout := int64(m.ReadTimeout)
 	end := arrive
@@ -482,53 +480,3 @@ func (c *cassCluster) sample(s *Simulator) {
 }
 
 func durationOf[T ~int32 | ~int | ~int64](n T) time.Duration { return time.Duration(n) }
-
-// partitionSizes estimates each partition's live bytes in fixed memory: a table of
-// counters indexed by the key's fingerprint (colliding partitions share a counter, which
-// only overestimates). A counter resets when its TTL window passes, so data written with a
-// TTL ages out; a time-bucketed key starts a new partition (a new counter) every bucket.
-type partitionSizes struct {
-	// A partition's counter and the TTL window it counts in, side by side: one cache
-	// line per access (the table is larger than a core's cache).
-	slots []sizeSlot
-	mask  uint64
-}
-
-type sizeSlot struct{ bytes, epoch int64 }
-
-func newPartitionSizes(bits int) partitionSizes {
-	n := 1 << bits
-	return partitionSizes{slots: make([]sizeSlot, n), mask: uint64(n - 1)}
-}
-
-func epochOf(now int64, ttl time.Duration) int64 {
-	if ttl <= 0 {
-		return 0
-	}
-	return now / int64(ttl)
-}
-
-// add counts b bytes written to the partition with fingerprint fp.
-func (p *partitionSizes) add(fp uint64, b int64, now int64, ttl time.Duration) {
-	sl := &p.slots[fp&p.mask]
-	if e := epochOf(now, ttl); sl.epoch != e {
-		sl.epoch, sl.bytes = e, 0
-	}
-	sl.bytes += b
-}
-
-// get is the live bytes of the partition with fingerprint fp.
-func (p *partitionSizes) get(fp uint64, now int64, ttl time.Duration) int64 {
-	sl := &p.slots[fp&p.mask]
-	if sl.epoch != epochOf(now, ttl) {
-		return 0
-	}
-	return sl.bytes
-}
-
-// sstables is how many more SSTables a read of a partition of size bytes consults:
-// ⌊log2(1 + size/1 MiB)⌋, one more each time the partition doubles past 1 MiB, in integer
-// arithmetic (the same value as in floating point for any partition under 8 TiB).
-func sstables(size int64) int32 {
-	return int32(bits.Len64(uint64(max(size, 0))+1<<20)) - 21
-}

@@ -57,6 +57,9 @@ type CassandraModel struct {
 	// SSTable is the extra cost of each further SSTable a read must merge: a partition
 	// of size S spans 1 + log2(1 + S/1 MiB) SSTables (size-tiered growth).
 	SSTable time.Duration `yaml:"sstable,omitempty"`
+	// Index is one read of a partition-index block: a read of a partition larger than
+	// the index granularity (64 KiB) binary-searches its row index (readpath.go).
+	Index time.Duration `yaml:"index,omitempty"`
 	// Scan is the fixed part of one node's share of a request without its partition key
 	// (a range scan, ALLOW FILTERING); ScanRow the cost of each row it reads of those
 	// the node holds.
@@ -141,6 +144,7 @@ func (o *Options) applyDefaults() {
 	def(&c.Read, 180*time.Microsecond)
 	def(&c.Row, 4*time.Microsecond)
 	def(&c.SSTable, 40*time.Microsecond)
+	def(&c.Index, 10*time.Microsecond)
 	def(&c.Scan, 3*time.Millisecond)
 	def(&c.ScanRow, 2*time.Microsecond)
 	def(&c.ReadTimeout, 5*time.Second)
@@ -218,7 +222,7 @@ func checkCassandra(errs *yamlx.Errors, c *CassandraModel) {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"write", c.Write}, {"read", c.Read}, {"row", c.Row}, {"sstable", c.SSTable}, {"scan", c.Scan}, {"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout},
+	}{{"write", c.Write}, {"read", c.Read}, {"row", c.Row}, {"sstable", c.SSTable}, {"index", c.Index}, {"scan", c.Scan}, {"read_timeout", c.ReadTimeout}, {"write_timeout", c.WriteTimeout},
 		{"cas_contention_timeout", c.CasContentionTimeout}, {"paxos_backoff", c.PaxosBackoff}, {"stream", c.Stream}} {
 		neg(errs, c.Loc, f.name, f.d)
 	}

@@ -98,7 +98,7 @@ func (c *cassCluster) lwt(a *design.Access, op *workloads.Op, w *reach, q *stepQ
 				}
 				pp.add(cur, committed)
 				if w.keyed {
-					s.sizes.add(w.fp, int64(max(a.Bytes, 0)), op.Time, a.Step.TTL)
+					s.sizes.add(w.fp, int64(max(a.Bytes, 0)), rowsAdded(a.Step, a), op.Time, a.Step.TTL)
 				}
 				return committed + c.clientHop(dc, coord), metrics.OK
 			}

@@ -219,7 +219,7 @@ func (s *Simulator) loadSizes() {
 			continue
 		}
 		for _, p := range t.Partitions {
-			s.sizes.add(p.FP, p.Bytes, s.cfg.Model.Start, l.Step.TTL)
+			s.sizes.add(p.FP, p.Bytes, p.Rows, s.cfg.Model.Start, l.Step.TTL)
 		}
 	}
 }
