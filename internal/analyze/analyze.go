@@ -243,14 +243,12 @@ func (v *Variant) access(a *design.Access, op *workloads.Op, w *plan.Where) {
 }
 
 // fanned is how many partition or shard requests one access makes: a MongoDB request
-// one per shard mongos sends it to; a Cassandra request one per partition (an access is
-// one partition of a multi-partition read), or one per node for a scan or index query.
+// one per shard mongos sends it to (a broadcast goes to the shards that own chunks); a
+// Cassandra request one per partition (an access is one partition of a multi-partition
+// read), or one per node for a scan or index query.
 func (v *Variant) fanned(t *table, a *design.Access, w *plan.Where) int64 {
 	s := a.Step
 	if s.Database == design.MongoDB {
-		if w.Broadcast || s.Kind == design.Scan {
-			return int64(max(t.targets, len(w.Shards), 1))
-		}
 		return int64(max(len(w.Shards), 1))
 	}
 	if w.Broadcast || s.Kind == design.Scan {

@@ -315,6 +315,15 @@ func TestGrowthOfBucketLifetimes(t *testing.T) {
 	if g.Finished || g.Observed != time.Duration(end) {
 		t.Fatalf("running: %+v", g)
 	}
+	// A bucket that began before the observation and ended 2 hours into it (its last
+	// write then, nothing for the next 30 days) is what it received.
+	g = GrowthOf(7_200, 7_200, sec, 2*3600*sec, h, start, end)
+	if !g.Finished || g.Observed != 2*time.Hour {
+		t.Fatalf("ended early: %+v", g)
+	}
+	if p := Project(g, h, CassandraLimits); p.Rows != 7_200 {
+		t.Fatalf("ended early: %d rows, want 7,200", p.Rows)
+	}
 	// A period (not a bucket) is never finished, whenever it was last written.
 	g = GrowthOf(10, 10, sec, 2*sec, PeriodHorizon(365*day, 0), start, end)
 	if g.Finished || g.Observed != time.Duration(end) {
