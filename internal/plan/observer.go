@@ -14,6 +14,7 @@ import (
 	pc "github.com/shardbench/shardbench/internal/placement/cassandra"
 	pm "github.com/shardbench/shardbench/internal/placement/mongo"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/schedule"
 	"github.com/shardbench/shardbench/workloads"
 )
@@ -642,13 +643,12 @@ func (o *Observer) growthRate(t *tableStats, start, end int64) (float64, string)
 		return 1, "the observed rate"
 	}
 	slices.Sort(names)
+	offered, wall := o.offered(start, end)
 	steady, src := sc.SteadyRate()
 	fSteady, steadyLabel := 1.0, "the observed rate (no steady phase or projection.steady_rate)"
-	if steady > 0 {
-		if mean := o.offeredRate(start, end); mean > 0 {
-			fSteady = steady / mean
-			steadyLabel = fmt.Sprintf("steady rate %s ops/s (%s), %.3g× the rate observed", trimRate(steady), src, fSteady)
-		}
+	if steady > 0 && offered > 0 {
+		fSteady = steady / (offered / wall)
+		steadyLabel = fmt.Sprintf("steady rate %s ops/s (%s), %.3g× the rate observed", trimRate(steady), src, fSteady)
 	}
 	secs := float64(end-start) / 1e9
 	var observed, ordinary float64
@@ -656,10 +656,15 @@ func (o *Observer) growthRate(t *tableStats, start, end int64) (float64, string)
 	for _, op := range names {
 		r := float64(counts[op]) / secs
 		observed += r
-		if d := sc.DailyOps(op); d > 0 {
-			ordinary += d / 86400
-			declared = append(declared, fmt.Sprintf("%s %s a day", op, trimRate(d)))
-			continue
+		// The table keeps its share of the operation's traffic (an operation that
+		// inserts here for 70% of its calls does so at the ordinary rate too): the
+		// declared operations a day over those the schedule offered while observed.
+		if d := sc.DailyOps(op); d > 0 && offered > 0 && sc.Mix.Total() > 0 {
+			if n := offered * mixShare(sc.Mix, op); n > 0 {
+				ordinary += r * (d / 86400) / (n / secs)
+				declared = append(declared, fmt.Sprintf("%s %s a day", op, trimRate(d)))
+				continue
+			}
 		}
 		ordinary += r * fSteady
 	}
@@ -673,9 +678,19 @@ func (o *Observer) growthRate(t *tableStats, start, end int64) (float64, string)
 	return f, steadyLabel
 }
 
-// offeredRate is the mean rate (operations per run second) the scenario's schedule
-// offers between store times start and end.
-func (o *Observer) offeredRate(start, end int64) float64 {
+// mixShare is op's share of the mix's weights.
+func mixShare(mix scenario.Weights, op string) float64 {
+	for _, w := range mix {
+		if w.Name == op {
+			return w.Weight / mix.Total()
+		}
+	}
+	return 0
+}
+
+// offered is how many operations the scenario's schedule offers between store times
+// start and end, and over how many run seconds.
+func (o *Observer) offered(start, end int64) (n, wall float64) {
 	m := o.Placer.Plan.Model
 	scale := m.Scale
 	if scale <= 0 {
@@ -687,9 +702,9 @@ func (o *Observer) offeredRate(start, end int64) float64 {
 	w0 := time.Duration(float64(start-m.Start) / scale)
 	w1 := time.Duration(float64(end-m.Start) / scale)
 	if w1 <= w0 {
-		return 0
+		return 0, 0
 	}
-	return (o.sched.CountAt(w1) - o.sched.CountAt(w0)) / (w1 - w0).Seconds()
+	return o.sched.CountAt(w1) - o.sched.CountAt(w0), (w1 - w0).Seconds()
 }
 
 // trimRate writes a rate or count briefly: 20000 → "20k", 1e6 → "1M".
