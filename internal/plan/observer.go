@@ -305,7 +305,7 @@ func (o *Observer) table(s *design.Step, op *workloads.Op) *tableStats {
 	t, ok := o.byName[name]
 	if !ok {
 		t = &tableStats{
-			target: s.Target, name: name, entity: s.Entity, db: s.Database, key: KeyDescription(s),
+			name: name, target: s.Target, entity: s.Entity, db: s.Database, key: KeyDescription(s),
 			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), seen: map[uint64]sighting{},
 			first: op.Time, atSeq: op.Seq, atStep: s.Index,
 		}
@@ -440,8 +440,18 @@ func (o *Observer) Result(variant, source, topology string) results.HotspotsVari
 	for _, b := range tables {
 		dbs[b.t.db] = true
 		f, rate := b.owner.growthRate(b.t, first, last)
-		pj := projector{start: first, end: last, factor: f, rate: rate, describe: b.owner.describe, chunk: b.owner.chunkName(b.t)}
-		hv.Tables = append(hv.Tables, b.t.result(pj))
+		pj := projector{start: first, end: last, factor: f, rate: rate, describe: b.owner.describe,
+			chunk: b.owner.chunkName(b.t), loaded: b.owner.Placer.Loaded[b.t.target]}
+		th := b.t.result(pj)
+		if sc := b.owner.Placer.StartChunks(b.t.target); sc != nil {
+			th.Shards = slices.Clone(sc)
+			for i := range th.Shards {
+				if i < len(b.t.shards) {
+					th.Shards[i].Ops = b.t.shards[i].ops
+				}
+			}
+		}
+		hv.Tables = append(hv.Tables, th)
 	}
 	var dbNames []string
 	for db := range dbs {
@@ -503,18 +513,57 @@ func abs(x float64) float64 {
 
 // projector is what a table's size projections need from its observer: the
 // observation's start and end (store clock, ns), the factor from the observed growth
-// rate to the ordinary one and where it comes from, and how to name partitions and
-// chunks.
+// rate to the ordinary one and where it comes from, how to name partitions and chunks,
+// and the table's data loaded before the run.
 type projector struct {
 	start, end int64
 	factor     float64
 	rate       string
 	describe   func(*sighting) partInfo
 	chunk      func(i int) string
+	loaded     *TableLoad
 }
 
 // MaxProjections is how many projections a table lists, the largest first.
 const MaxProjections = 5
+
+// loadedData is a table's loaded data as hotspots.json reports it.
+func loadedData(l *TableLoad) *results.LoadedData {
+	if l == nil {
+		return nil
+	}
+	ld := &results.LoadedData{Rows: l.Rows, Bytes: l.Bytes, Records: l.Records, Sample: "every record"}
+	if l.Sampled() {
+		ld.Sample = fmt.Sprintf("the first %d records of each set, then 1 in %d (estimates)", l.Head, l.Stride)
+	}
+	for i := range l.Partitions[:min(len(l.Partitions), TopPartitions)] {
+		p := &l.Partitions[i]
+		ld.Largest = append(ld.Largest, results.LoadedPartition{Key: l.KeyString(p), Rows: p.Rows, Bytes: p.Bytes, Exact: p.Exact})
+	}
+	return ld
+}
+
+// loadedSizes is what each of the reported partitions held before the run: a large
+// partition's size, else its rows among the records enumerated whole (exact for a
+// partition whose records all come first in their sets, such as a busy user's own).
+func loadedSizes(l *TableLoad, entries []hotspot.Entry) map[uint64][2]int64 {
+	out := map[uint64][2]int64{}
+	if l == nil {
+		return out
+	}
+	var rest []uint64
+	for _, e := range entries {
+		if r, b := l.Size(e.FP); r > 0 {
+			out[e.FP] = [2]int64{r, b}
+		} else if len(e.Key) > 0 {
+			rest = append(rest, e.FP)
+		}
+	}
+	for fp, v := range l.Exact(rest) {
+		out[fp] = v
+	}
+	return out
+}
 
 func (t *tableStats) result(pj projector) results.TableHotspots {
 	tot := t.top.Totals()
@@ -522,6 +571,7 @@ func (t *tableStats) result(pj projector) results.TableHotspots {
 		Table: t.name, Entity: t.entity, Key: t.key,
 		Ops: tot.Ops, Reads: tot.Reads, Writes: tot.Writes, Rows: tot.Rows, Bytes: tot.Bytes,
 		SinglePartitionReads: t.single, MultiPartitionReads: t.multi, BroadcastReads: t.broadcast,
+		Loaded: loadedData(pj.loaded),
 	}
 	n, exact, relErr := t.distinct.Estimate()
 	th.Partitions, th.PartitionsExact = n, exact
@@ -537,7 +587,9 @@ func (t *tableStats) result(pj projector) results.TableHotspots {
 	// ranges), not key values: one created_at millisecond is not a partition. Its
 	// projections are per chunk; a Cassandra table's per partition.
 	byChunk := t.db == design.MongoDB
-	for _, e := range t.top.Top(TopPartitions) {
+	top := t.top.Top(TopPartitions)
+	sizes := loadedSizes(pj.loaded, top)
+	for _, e := range top {
 		if len(e.Key) == 0 {
 			continue
 		}
@@ -553,11 +605,15 @@ func (t *tableStats) result(pj projector) results.TableHotspots {
 		if tot.Ops > 0 {
 			pl.Share = float64(e.Ops) / float64(tot.Ops)
 		}
-		if !byChunk && e.Rows > 0 && pj.end > pj.start {
+		ld := sizes[e.FP]
+		pl.LoadedRows, pl.LoadedBytes = ld[0], ld[1]
+		if !byChunk && (e.Rows > 0 || ld[1] > 0) && pj.end > pj.start {
 			g := hotspot.GrowthOf(e.Rows, e.Bytes, e.FirstGrowth, e.LastGrowth, t.horizon, pj.start, pj.end)
-			sp := t.project(pj, g, pi.key)
+			sp := t.project(pj, g, ld, pi.key)
 			pl.ProjectedBytes, pl.ProjectedRows = sp.ProjectedBytes, sp.ProjectedRows
-			th.Projections = append(th.Projections, sp)
+			if e.Rows > 0 {
+				th.Projections = append(th.Projections, sp)
+			}
 		}
 		th.Top = append(th.Top, pl)
 	}
@@ -567,7 +623,7 @@ func (t *tableStats) result(pj projector) results.TableHotspots {
 				continue
 			}
 			g := hotspot.GrowthOf(c.rows, c.bytes, c.first, c.last, t.horizon, pj.start, pj.end)
-			sp := t.project(pj, g, pj.chunk(i))
+			sp := t.project(pj, g, [2]int64{}, pj.chunk(i))
 			sp.Unit = "chunk"
 			sp.Splittable = c.values
 			switch {
@@ -589,12 +645,28 @@ func (t *tableStats) result(pj projector) results.TableHotspots {
 	return th
 }
 
-// project projects growth g of the partition or chunk named key.
-func (t *tableStats) project(pj projector, g hotspot.Growth, key string) results.SizeProjection {
+// project projects growth g of the partition or chunk named key, which held loaded
+// (rows, bytes) before the run: added to its growth, except under a TTL, whose steady
+// state (the rows of one TTL) already holds the rows written before the run.
+func (t *tableStats) project(pj projector, g hotspot.Growth, loaded [2]int64, key string) results.SizeProjection {
 	g.Factor, g.Rate = pj.factor, pj.rate
 	p := hotspot.Project(g, t.horizon, t.limits)
+	if !p.Unbounded {
+		if t.horizon.TTL > 0 {
+			p.Rows, p.Bytes = max(p.Rows, loaded[0]), max(p.Bytes, loaded[1])
+		} else {
+			p.Rows, p.Bytes = p.Rows+loaded[0], p.Bytes+loaded[1]
+		}
+		p.ExceedsBytes = t.limits.Bytes > 0 && p.Bytes > t.limits.Bytes
+		p.ExceedsRows = t.limits.Rows > 0 && p.Rows > t.limits.Rows
+		p.Exceeds = p.ExceedsBytes || p.ExceedsRows
+		p.Note = ""
+		if p.Exceeds {
+			p.Note = fmt.Sprintf("projected %s, %d rows at %s exceeds %s", hotspot.Bytes(p.Bytes), p.Rows, t.horizon.Label, t.limits.Name)
+		}
+	}
 	sp := results.SizeProjection{
-		Key: key, ObservedBytes: g.Bytes, ObservedRows: g.Rows, ObservedS: g.Observed.Seconds(),
+		Key: key, LoadedBytes: loaded[1], LoadedRows: loaded[0], ObservedBytes: g.Bytes, ObservedRows: g.Rows, ObservedS: g.Observed.Seconds(),
 		Horizon: t.horizon.Label, ProjectedBytes: p.Bytes, ProjectedRows: p.Rows,
 		LimitBytes: t.limits.Bytes, LimitRows: t.limits.Rows, Exceeds: p.Exceeds, Note: p.Note,
 		LimitSource: t.limits.Source, Rate: pj.rate,
