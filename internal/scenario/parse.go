@@ -161,7 +161,10 @@ func (s *Scenario) Validate() yamlx.Errors {
 // validateProjection checks the projection's rates; every operation Daily names must be
 // in the mix (a projection of traffic the run never sends would project nothing).
 func (s *Scenario) validateProjection(errs *yamlx.Errors) {
-	p := &s.Projection
+	p := s.Projection
+	if p == nil {
+		return
+	}
 	if p.SteadyRate < 0 || math.IsNaN(float64(p.SteadyRate)) {
 		errs.AddAt(p.Loc, "steady_rate", "must not be negative, got %g", float64(p.SteadyRate))
 	}
@@ -180,7 +183,8 @@ func (s *Scenario) validateProjection(errs *yamlx.Errors) {
 // projections, and where it comes from: Projection.SteadyRate when set, else the lowest
 // rate of a constant phase or a spike's base, else 0 (no phase holds a steady rate).
 func (s *Scenario) SteadyRate() (float64, string) {
-	if r := float64(s.Projection.SteadyRate); r > 0 {
+	if s.Projection != nil && s.Projection.SteadyRate > 0 {
+		r := float64(s.Projection.SteadyRate)
 		return r, "projection.steady_rate"
 	}
 	best, name := 0.0, ""
@@ -200,6 +204,9 @@ func (s *Scenario) SteadyRate() (float64, string) {
 
 // DailyOps is the operations a day Projection.Daily declares for op (0: not declared).
 func (s *Scenario) DailyOps(op string) float64 {
+	if s.Projection == nil {
+		return 0
+	}
 	for _, d := range s.Projection.Daily {
 		if d.Name == op {
 			return d.Weight

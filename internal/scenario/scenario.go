@@ -42,7 +42,7 @@ type Scenario struct {
 	Backends map[string]yamlx.Raw `yaml:"backends,omitempty"`
 	// Projection is the traffic that partitions grow at once the run's peak is over, for
 	// size projections (docs/hot-partitions.md#size-projections).
-	Projection Projection `yaml:"projection,omitempty"`
+	Projection *Projection `yaml:"projection,omitempty"`
 }
 
 // Projection says how fast partitions grow beyond the run: a run is a peak of minutes,
