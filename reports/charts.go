@@ -821,7 +821,7 @@ func sizeChart(s *side, maxBars int) (*figure, error) {
 		v := float64(e.pr.ProjectedBytes)
 		b.Values = append(b.Values, v)
 		c := color.Color(calmGrey)
-		if e.pr.Exceeds || (e.pr.LimitBytes > 0 && e.pr.ProjectedBytes > e.pr.LimitBytes) {
+		if e.pr.Over() {
 			c = hotRed
 		}
 		b.Colors = append(b.Colors, c)

@@ -167,7 +167,7 @@ func largestProjection(h *results.HotspotsVariant) (*results.SizeProjection, int
 }
 
 func exceeds(pr *results.SizeProjection) bool {
-	return pr.Exceeds || (pr.LimitBytes > 0 && pr.ProjectedBytes > pr.LimitBytes) || (pr.LimitRows > 0 && pr.ProjectedRows > pr.LimitRows)
+	return pr.Over()
 }
 
 func (r *renderer) hotSide(s *side, charts bool) (hotSideView, error) {

@@ -390,7 +390,11 @@ func printAnalysis(w io.Writer, doc *results.Analysis) {
 	for _, e := range doc.Ranking {
 		var parts []string
 		for _, r := range e.Variants {
-			parts = append(parts, fmt.Sprintf("%d. %s (%s, score %d)", r.Rank, r.Variant, r.Verdict, r.Score))
+			fan := ""
+			if r.FanOut >= analyze.FanOutWarning {
+				fan = fmt.Sprintf(", fan-out %.3g", r.FanOut)
+			}
+			parts = append(parts, fmt.Sprintf("%d. %s (%s, score %d%s)", r.Rank, r.Variant, r.Verdict, r.Score, fan))
 		}
 		fmt.Fprintf(w, "  %s: %s\n", e.Entity, strings.Join(parts, "; "))
 	}

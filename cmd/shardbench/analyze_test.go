@@ -193,6 +193,28 @@ func TestAnalyzeProductsHotCategory(t *testing.T) {
 	if !byCat.HasFlag(analyze.FlagLowCardinality) || !byCat.HasFlag(analyze.FlagHotValue) {
 		t.Errorf("seed004 products_by_category: %+v, want low cardinality and a hot value", byCat.Flags)
 	}
+	// Seed 002 with 128 category shards: no partition is hot, but every listing reads 128
+	// of them (the variant that saturates on the simulator); it is flagged and not ranked
+	// above seed 002's 8 shards, whose listings read 8.
+	wide := keyOf(t, doc, "category_shards=128", "products")
+	if f := flagReason(wide, analyze.FlagFanOut); wide.Verdict != analyze.VerdictAvoid || !strings.Contains(f, "catalog.category_listing reads 128 partitions per request") {
+		t.Errorf("128 category shards: %s, fan-out %.1f, flags %+v; want avoid for a 128-way listing", wide.Verdict, wide.ReadDistribution.FanOut, wide.Flags)
+	}
+	narrow := keyOf(t, doc, "seed002[products.partition_key=[category, category_shard]]", "products")
+	if narrow.ReadDistribution.FanOut >= wide.ReadDistribution.FanOut/4 || narrow.Verdict == analyze.VerdictAvoid {
+		t.Errorf("8 category shards: %s, fan-out %.1f against 128's %.1f", narrow.Verdict, narrow.ReadDistribution.FanOut, wide.ReadDistribution.FanOut)
+	}
+	rank := map[string]int{}
+	for _, e := range doc.Ranking {
+		for _, rv := range e.Variants {
+			rank[rv.Variant] = rv.Rank
+		}
+	}
+	for name, r := range rank {
+		if strings.Contains(name, "category_shards=128") && (r == 1 || r < rank["seed002[products.partition_key=[category, category_shard]]"]) {
+			t.Errorf("128 category shards ranked %d: %v", r, rank)
+		}
+	}
 	// --entity keeps only products tables.
 	for _, v := range doc.Variants {
 		for _, tb := range v.Tables {

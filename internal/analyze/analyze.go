@@ -54,7 +54,8 @@ type stepState struct {
 	step      *design.Step // the step the entry belongs to (nil: not seen yet)
 	table     *table
 	dist      *opDist
-	keyUpdate int8 // 0: not asked yet, 1: no, 2: yes
+	keyUpdate int8  // 0: not asked yet, 1: no, 2: yes
+	pending   int64 // fan-out counted before dist exists
 }
 
 // state is the per-step entry of s, claimed on first use.
@@ -98,7 +99,7 @@ type table struct {
 	getters []workloads.Getter
 }
 
-type dist struct{ single, multi, scatter int64 }
+type dist struct{ single, multi, scatter, fanned int64 }
 
 func (d *dist) total() int64 { return d.single + d.multi + d.scatter }
 
@@ -194,6 +195,16 @@ func (v *Variant) access(a *design.Access, op *workloads.Op, w *plan.Where) {
 		v.offer(t, &t.requests, a, op, w.Key, nil)
 	}
 
+	// Fan-out: every partition (shard) a read reaches is a request the cluster serves.
+	if !write {
+		n := v.fanned(t, a, w)
+		t.reads.fanned += n
+		if od := v.state(s).dist; od != nil {
+			od.fanned += n
+		} else {
+			v.state(s).pending += n // the step's first access is not its first part
+		}
+	}
 	// Targeting: one count per request of the step, however many partitions it reaches.
 	if a.Parts > 1 && a.Part != 0 {
 		v.countRange(t, w, write, s)
@@ -220,6 +231,7 @@ func (v *Variant) access(a *design.Access, op *workloads.Op, w *plan.Where) {
 	od := st.dist
 	if od == nil {
 		od = &opDist{}
+		od.fanned, st.pending = st.pending, 0
 		t.byStep[s] = od
 		t.stepOrder = append(t.stepOrder, s)
 		st.dist = od
@@ -228,6 +240,21 @@ func (v *Variant) access(a *design.Access, op *workloads.Op, w *plan.Where) {
 	d.add(c)
 	od.add(c)
 	v.countRange(t, w, write, s)
+}
+
+// fanned is how many partition or shard requests one access makes: a MongoDB request
+// one per shard mongos sends it to (a broadcast goes to the shards that own chunks); a
+// Cassandra request one per partition (an access is one partition of a multi-partition
+// read), or one per node for a scan or index query.
+func (v *Variant) fanned(t *table, a *design.Access, w *plan.Where) int64 {
+	s := a.Step
+	if s.Database == design.MongoDB {
+		return int64(max(len(w.Shards), 1))
+	}
+	if w.Broadcast || s.Kind == design.Scan {
+		return int64(max(t.targets, 1))
+	}
+	return 1
 }
 
 // Target is how many shards (partitions) a request reaches.
@@ -563,6 +590,9 @@ func (v *Variant) tableResult(t *table) results.KeyAnalysis {
 	k.ReadDistribution = results.ReadDistribution{SampleSize: results.ReadSampleSize{Total: rt, Find: rt}, NumReadsByRange: t.rangeR}
 	rd := &k.ReadDistribution
 	rd.PercentageOfSingleShardReads, rd.PercentageOfMultiShardReads, rd.PercentageOfScatterGatherReads = t.reads.percentages()
+	if rt > 0 {
+		rd.FanOut = float64(t.reads.fanned) / float64(rt)
+	}
 	wt := t.wr.total()
 	k.WriteDistribution = results.WriteDistribution{
 		SampleSize:                  results.WriteSampleSize{Total: wt, Insert: t.ins, Update: t.upd, Delete: t.del},
@@ -573,7 +603,7 @@ func (v *Variant) tableResult(t *table) results.KeyAnalysis {
 	wd.PercentageOfSingleShardWrites, wd.PercentageOfMultiShardWrites, wd.PercentageOfScatterGatherWrites = t.wr.percentages()
 	for _, s := range t.stepOrder {
 		d := t.byStep[s]
-		ot := results.OpTargeting{Op: s.Op, Statement: s.Statement, Filter: s.Filter, Requests: d.total(), SingleShard: d.single, MultiShard: d.multi, ScatterGather: d.scatter}
+		ot := results.OpTargeting{Op: s.Op, Statement: s.Statement, Filter: s.Filter, Requests: d.total(), SingleShard: d.single, MultiShard: d.multi, ScatterGather: d.scatter, Fanned: d.fanned}
 		if s.Kind.IsWrite() {
 			k.WriteDistribution.ByOperation = append(k.WriteDistribution.ByOperation, ot)
 		} else {

@@ -258,6 +258,20 @@ func TestTargetShares(t *testing.T) {
 	if single != 60 || multi != 10 || scatter != 30 {
 		t.Errorf("single/multi/scatter = %v/%v/%v%%, want 60/10/30", single, multi, scatter)
 	}
+	// Fan-out: a MongoDB request one per shard it reaches, a Cassandra read one per
+	// partition, a scan one per node: 1+1+1+1+1+1+2+3+6+6 = 23 over 6 nodes, 3 shards.
+	v := &Variant{}
+	var fan int64
+	for i := range reqs {
+		targets := 3
+		if reqs[i].a.Step.Database == design.Cassandra {
+			targets = 6
+		}
+		fan += v.fanned(&table{targets: targets}, &reqs[i].a, &reqs[i].w)
+	}
+	if fan != 23 {
+		t.Errorf("fan-out %d requests, want 23", fan)
+	}
 	// A Cassandra read that reaches several partitions (IN, or one query per partition).
 	multiPart := design.Access{Step: cass, Part: 0, Parts: 4}
 	if got := TargetOf(&multiPart, &plan.Where{Replicas: []int32{0}}); got != MultiShard {

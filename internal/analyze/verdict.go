@@ -21,6 +21,7 @@ const (
 	FlagScatterReads    = "scatter-gather-reads"
 	FlagScatterWrites   = "scatter-gather-writes"
 	FlagShardKeyUpdates = "shard-key-updates"
+	FlagFanOut          = "fan-out"
 	FlagHotPrefixSplit  = "hot-prefix-split" // info: a hot first value spread by the next field
 	FlagTooFewDocs      = "too-few-documents"
 	SeverityProblem     = "problem"
@@ -49,6 +50,11 @@ const (
 	// KeyUpdateWarning: share of writes that change the shard key (each moves a document
 	// between chunks, a distributed transaction).
 	KeyUpdateWarning = 0.01
+	// FanOutWarning: partition (shard) requests per read, on average over the table's
+	// reads, from which reads cost the cluster at least twice what single-partition reads
+	// would. From as many requests per read as the table has nodes (shards), a read costs
+	// on average what a broadcast does: a problem, as a scatter-gather share is.
+	FanOutWarning = 2.0
 )
 
 // Context is what Judge needs to know about the key beyond its numbers.
@@ -172,6 +178,7 @@ func Judge(k *results.KeyAnalysis, c Context) {
 			add(FlagScatterReads, sev, "reads%s must broadcast to all %d shards (scatter-gather, %s of reads): %s", by, targets, pctString(s), ops)
 		}
 	}
+	judgeFanOut(k, add, unit, units, targets)
 	wd := &k.WriteDistribution
 	if s := wd.PercentageOfScatterGatherWrites / 100; s >= ScatterWarning {
 		sev := SeverityWarning
@@ -198,6 +205,47 @@ func Judge(k *results.KeyAnalysis, c Context) {
 			}
 		}
 	}
+}
+
+// judgeFanOut charges reads that reach many partitions or shards: each of them is a
+// request the cluster serves, so a listing over 128 category shards costs 128 reads
+// however evenly it spreads them (no partition is hot, yet the cluster saturates). It
+// adds nothing where the scatter-gather flag already charged the same reads.
+func judgeFanOut(k *results.KeyAnalysis, add func(code, sev, format string, args ...any), unit, units string, targets int) {
+	rd := &k.ReadDistribution
+	f := rd.FanOut
+	if f < FanOutWarning || rd.SampleSize.Total == 0 {
+		return
+	}
+	sev := SeverityWarning
+	if f >= float64(targets) {
+		sev = SeverityProblem
+	}
+	for _, fl := range k.Flags {
+		if fl.Code == FlagScatterReads && (fl.Severity == SeverityProblem || fl.Severity == sev) {
+			return
+		}
+	}
+	// The operations that fan out most, with their requests per read.
+	list := slices.Clone(rd.ByOperation)
+	slices.SortStableFunc(list, func(a, b results.OpTargeting) int { return cmp.Compare(b.Fanned, a.Fanned) })
+	var ops []string
+	for _, o := range list {
+		if o.Requests == 0 || o.Fanned <= o.Requests {
+			continue
+		}
+		what := "partitions"
+		if k.Database == "mongodb" {
+			what = units
+		}
+		ops = append(ops, fmt.Sprintf("%s reads %.3g %s per request", o.Op, float64(o.Fanned)/float64(o.Requests), what))
+	}
+	per := "partition"
+	if k.Database == "mongodb" {
+		per = unit
+	}
+	add(FlagFanOut, sev, "fan-out: a read makes %.3g %s requests on average (%d %s): %s; the cluster serves %.3g× the reads the operations ask for",
+		f, per, targets, units, strings.Join(ops, ", "), f)
 }
 
 // isTimeLike reports whether a rendered key value looks like a date (a day bucket).
@@ -238,7 +286,9 @@ func pctString(share float64) string {
 }
 
 // Rank orders the variants for every entity, best first: by the sum of the scores of
-// the variant's tables of that entity, then by the share of scatter-gather reads.
+// the variant's tables of that entity, then by their fan-out (partition or shard
+// requests per read, which counts scatter-gather reads as one request per shard), then by
+// the share of scatter-gather reads.
 func Rank(vs []results.AnalysisVariant) []results.EntityRanking {
 	var entities []string
 	for _, v := range vs {
@@ -252,8 +302,9 @@ func Rank(vs []results.AnalysisVariant) []results.EntityRanking {
 	var out []results.EntityRanking
 	for _, e := range entities {
 		type cand struct {
-			r       results.RankedVariant
-			scatter float64
+			r             results.RankedVariant
+			scatter       float64
+			reads, fanned float64
 		}
 		var cs []cand
 		for _, v := range vs {
@@ -265,7 +316,13 @@ func Rank(vs []results.AnalysisVariant) []results.EntityRanking {
 				c.r.Tables = append(c.r.Tables, t.Table)
 				c.r.Score += t.Score
 				c.scatter += t.ReadDistribution.PercentageOfScatterGatherReads
+				n := float64(t.ReadDistribution.SampleSize.Total)
+				c.reads += n
+				c.fanned += n * t.ReadDistribution.FanOut
 				c.r.Verdict = worse(c.r.Verdict, t.Verdict)
+			}
+			if c.reads > 0 {
+				c.r.FanOut = c.fanned / c.reads
 			}
 			if len(c.r.Tables) > 0 {
 				cs = append(cs, c)
@@ -273,6 +330,9 @@ func Rank(vs []results.AnalysisVariant) []results.EntityRanking {
 		}
 		slices.SortStableFunc(cs, func(a, b cand) int {
 			if c := cmp.Compare(a.r.Score, b.r.Score); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.r.FanOut, b.r.FanOut); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.scatter, b.scatter)

@@ -170,3 +170,76 @@ func TestRank(t *testing.T) {
 		t.Errorf("ranked entries %+v", r[1].Variants)
 	}
 }
+
+// Fan-out: a read that reaches many partitions costs one request per partition. Below 2
+// per read nothing; from 2 a warning; from as many as the table has nodes a problem,
+// naming the operation and its partitions per request; none where scatter-gather reads
+// already charged the same reads.
+func TestJudgeFanOut(t *testing.T) {
+	listing := func(perRequest int64) results.KeyAnalysis {
+		// 60 point reads and 25 listings of perRequest partitions each, on 6 nodes.
+		return results.KeyAnalysis{
+			Table: "ks.products", Database: "cassandra", Targets: 6,
+			KeyCharacteristics: results.KeyCharacteristics{NumDocs: 10_000, NumDistinctValues: 9_000, NumDistinctValuesExact: true},
+			ReadDistribution: results.ReadDistribution{
+				SampleSize: results.ReadSampleSize{Total: 85, Find: 85},
+				FanOut:     float64(60+25*perRequest) / 85,
+				ByOperation: []results.OpTargeting{
+					{Op: "catalog.product_read", Requests: 60, SingleShard: 60, Fanned: 60},
+					{Op: "catalog.category_listing", Requests: 25, MultiShard: 25, Fanned: 25 * perRequest},
+				},
+			},
+		}
+	}
+	k := listing(1)
+	Judge(&k, Context{})
+	if flagged(&k, FlagFanOut) != nil || k.Verdict != VerdictGood {
+		t.Errorf("one partition per read: %+v", k.Flags)
+	}
+	k = listing(4) // 160/85 = 1.88 per read: under 2
+	Judge(&k, Context{})
+	if flagged(&k, FlagFanOut) != nil {
+		t.Errorf("1.88 per read flagged: %+v", k.Flags)
+	}
+	k = listing(8) // seed 002's 8 category shards: 260/85 = 3.06 per read
+	Judge(&k, Context{})
+	if f := flagged(&k, FlagFanOut); f == nil || f.Severity != SeverityWarning || k.Verdict != VerdictCaution ||
+		!strings.Contains(f.Reason, "catalog.category_listing reads 8 partitions per request") {
+		t.Errorf("8 shards: %s %+v", k.Verdict, k.Flags)
+	}
+	k = listing(128) // 128 category shards: 38.4 per read, more than the 6 nodes
+	Judge(&k, Context{})
+	if f := flagged(&k, FlagFanOut); f == nil || f.Severity != SeverityProblem || k.Verdict != VerdictAvoid || k.Score != problemPoints ||
+		!strings.Contains(f.Reason, "128 partitions per request") {
+		t.Errorf("128 shards: %s %d %+v", k.Verdict, k.Score, k.Flags)
+	}
+	// A MongoDB key whose reads broadcast is charged once, by the scatter-gather flag.
+	k = listing(3)
+	k.Database, k.Targets = "mongodb", 3
+	k.ReadDistribution.PercentageOfScatterGatherReads = 25.0 / 85 * 100
+	k.ReadDistribution.ByOperation[1].ScatterGather, k.ReadDistribution.ByOperation[1].MultiShard = 25, 0
+	Judge(&k, Context{})
+	if flagged(&k, FlagFanOut) != nil || flagged(&k, FlagScatterReads) == nil || k.Score != problemPoints {
+		t.Errorf("broadcast charged twice or not at all: %d %+v", k.Score, k.Flags)
+	}
+}
+
+// Among variants of equal score, less fan-out ranks first, ahead of the scatter share.
+func TestRankFanOut(t *testing.T) {
+	tbl := func(score int, fan, scatter float64) results.KeyAnalysis {
+		return results.KeyAnalysis{Table: "t", Entity: "products", Score: score, Verdict: VerdictGood,
+			ReadDistribution: results.ReadDistribution{SampleSize: results.ReadSampleSize{Total: 100}, FanOut: fan, PercentageOfScatterGatherReads: scatter}}
+	}
+	vs := []results.AnalysisVariant{
+		{Variant: "shards-128", Tables: []results.KeyAnalysis{tbl(0, 38, 0)}},
+		{Variant: "shards-8", Tables: []results.KeyAnalysis{tbl(0, 3, 0)}},
+		{Variant: "broadcast", Tables: []results.KeyAnalysis{tbl(0, 1.5, 20)}},
+	}
+	var order []string
+	for _, v := range Rank(vs)[0].Variants {
+		order = append(order, v.Variant)
+	}
+	if got := strings.Join(order, ","); got != "broadcast,shards-8,shards-128" {
+		t.Errorf("ranking %s, want broadcast,shards-8,shards-128", got)
+	}
+}

@@ -13,7 +13,11 @@
 //   - [Measure]: max/mean, coefficient of variation, Gini (normalised so one node taking
 //     everything is 1), per-entry deviation from the mean and the seed's rule (|deviation|
 //     > 30%).
-//   - [Project]: a documented linear model — a partition's live size at the end of its
-//     life is its observed write rate × min(time bucket or period, TTL) — flagged against
-//     [CassandraLimits] (~100 MiB, ~100K rows) or [MongoChunkLimits] (128 MiB).
+//   - [Project]: a partition's size at the end of its life: what the observation saw plus
+//     the rest of its life (time bucket or period, capped by the TTL) at the ordinary
+//     rate (the observed rate × [Growth].Factor: the scenario's steady rate or declared
+//     daily profile, never the peak extrapolated); [GrowthOf] places a timed [TopK] entry
+//     in its bucket's life (began or finished during the observation). Judged against
+//     [CassandraLimits] (100 MiB, 100K rows) or [ChunkLimits] (the design's
+//     chunk_size_mb, else MongoDB's 128 MiB default), each with its source.
 package hotspot

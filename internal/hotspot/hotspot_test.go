@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -231,38 +232,146 @@ func TestMeasure(t *testing.T) {
 }
 
 func TestProject(t *testing.T) {
+	day := 24 * time.Hour
 	// Seed 000's orders_by_period: one partition per day takes every order of the day.
-	// Observed: 1 hour, 41,667 orders of ~500 B (1M orders a day).
-	p := Project(Growth{Rows: 41_667, Bytes: 41_667 * 500, Span: time.Hour}, BucketHorizon(24*time.Hour, 0), CassandraLimits)
-	if p.Rows != 1_000_008 || !p.ExceedsRows || !p.ExceedsBytes || p.Lifetime != 24*time.Hour {
+	// Observed: the first hour of the day, 41,667 orders of ~500 B (1M orders a day), and
+	// the rest of the day at the same rate.
+	p := Project(Growth{Rows: 41_667, Bytes: 41_667 * 500, Observed: time.Hour, Elapsed: time.Hour}, BucketHorizon(day, 0), CassandraLimits)
+	if p.Rows != 1_000_008 || !p.ExceedsRows || !p.ExceedsBytes || p.Remaining != 23*time.Hour {
 		t.Fatalf("orders_by_period %+v", p)
 	}
-	// A session partition with TTL 1 day reaches a steady state of one day of writes.
-	p = Project(Growth{Rows: 10, Bytes: 20_000, Span: time.Hour}, TTLHorizon(24*time.Hour), CassandraLimits)
+	// A session partition with TTL 1 day holds at most a day of writes: the observed hour
+	// and 23 more.
+	p = Project(Growth{Rows: 10, Bytes: 20_000, Observed: time.Hour}, TTLHorizon(day), CassandraLimits)
 	if p.Rows != 240 || p.Bytes != 480_000 || p.Exceeds || p.Horizon.Label != "TTL 1d" {
 		t.Fatalf("session %+v", p)
 	}
 	// A bucket longer than the TTL holds only TTL's worth.
-	p = Project(Growth{Rows: 1, Bytes: 1, Span: time.Hour}, BucketHorizon(30*24*time.Hour, 7*24*time.Hour), CassandraLimits)
+	p = Project(Growth{Rows: 1, Bytes: 1, Observed: time.Hour}, BucketHorizon(30*day, 7*day), CassandraLimits)
 	if p.Rows != 168 {
 		t.Fatalf("TTL inside bucket %+v", p)
 	}
 	// Seed 003's order_history (PK user_id, no bucket, no TTL) over a year.
-	p = Project(Growth{Rows: 2, Bytes: 4096, Span: 24 * time.Hour}, PeriodHorizon(365*24*time.Hour, 0), CassandraLimits)
+	p = Project(Growth{Rows: 2, Bytes: 4096, Observed: day}, PeriodHorizon(365*day, 0), CassandraLimits)
 	if p.Rows != 730 || p.Exceeds || p.Horizon.Label != "1 year" {
 		t.Fatalf("history %+v", p)
 	}
-	p = Project(Growth{Rows: 2, Bytes: 4096, Span: 24 * time.Hour}, Horizon{}, CassandraLimits)
+	p = Project(Growth{Rows: 2, Bytes: 4096, Observed: day}, Horizon{}, CassandraLimits)
 	if !p.Unbounded || !p.Exceeds {
 		t.Fatalf("unbounded %+v", p)
 	}
-	// MongoDB: one shard-key value's documents beyond the chunk size (jumbo).
-	p = Project(Growth{Bytes: 10 << 20, Span: time.Hour}, BucketHorizon(24*time.Hour, 0), MongoChunkLimits)
-	if !p.ExceedsBytes || p.ExceedsRows || p.BytesOverLimit < 1.8 {
-		t.Fatalf("mongo %+v", p)
-	}
 	if Bytes(1536) != "1.5 KiB" || Bytes(10) != "10 B" {
 		t.Fatal(Bytes(1536))
+	}
+}
+
+// A run is a peak: the rest of a partition's life grows at the ordinary rate (Factor),
+// not at the peak's.
+func TestProjectSteadyRate(t *testing.T) {
+	day := 24 * time.Hour
+	// 4 minutes of Black Friday peak at 1,000 rows/s into a day bucket, then the rest of
+	// the day at a quarter of it.
+	g := Growth{Rows: 240_000, Bytes: 240_000 * 100, Observed: 4 * time.Minute, Elapsed: 4 * time.Minute, Factor: 0.25}
+	p := Project(g, BucketHorizon(day, 0), CassandraLimits)
+	want := int64(240_000 + 250*(86_400-240))
+	if p.Rows != want || p.RowsPerSec != 250 {
+		t.Fatalf("steady: %d rows at %g/s, want %d at 250/s", p.Rows, p.RowsPerSec, want)
+	}
+	// Without a factor the peak goes on all day: four times as much rest of the day.
+	g.Factor = 0
+	if p := Project(g, BucketHorizon(day, 0), CassandraLimits); p.Rows != 240_000+1000*(86_400-240) {
+		t.Fatalf("peak: %d", p.Rows)
+	}
+}
+
+// A time bucket that ended during the observation is what it received, however long the
+// observation; one that began during it counts its life from its first write.
+func TestGrowthOfBucketLifetimes(t *testing.T) {
+	const sec = int64(time.Second)
+	day := 24 * time.Hour
+	h := BucketHorizon(day, 0)
+	start, end := int64(0), 30*86_400*sec // 30 days observed
+	// Day 3's bucket: written from its first second to its last, 50,488 rows.
+	first, last := 3*86_400*sec, 4*86_400*sec-sec
+	g := GrowthOf(50_488, 50_488*200, first, last, h, start, end)
+	if !g.Finished {
+		t.Fatalf("day 3 not finished: %+v", g)
+	}
+	if p := Project(g, h, CassandraLimits); p.Rows != 50_488 {
+		t.Fatalf("a finished day bucket is its own size: %d rows, want 50,488 (not divided by the 30-day run)", p.Rows)
+	}
+	// Today's bucket began 6 hours before the end: 6 hours observed, 18 to go.
+	first = end - 6*3600*sec
+	g = GrowthOf(6_000, 6_000, first, end-sec, h, start, end)
+	if g.Finished || g.Observed != 6*time.Hour || g.Elapsed != 6*time.Hour {
+		t.Fatalf("today: %+v", g)
+	}
+	if p := Project(g, h, CassandraLimits); p.Rows != 24_000 {
+		t.Fatalf("today: %d rows, want 24,000", p.Rows)
+	}
+	// A bucket written from the observation's start to its end: it began at or before
+	// the start, and is not finished.
+	g = GrowthOf(1_000, 1_000, sec, end-sec, h, start, end)
+	if g.Finished || g.Observed != time.Duration(end) {
+		t.Fatalf("running: %+v", g)
+	}
+	// A bucket that began before the observation and ended 2 hours into it (its last
+	// write then, nothing for the next 30 days) is what it received.
+	g = GrowthOf(7_200, 7_200, sec, 2*3600*sec, h, start, end)
+	if !g.Finished || g.Observed != 2*time.Hour {
+		t.Fatalf("ended early: %+v", g)
+	}
+	if p := Project(g, h, CassandraLimits); p.Rows != 7_200 {
+		t.Fatalf("ended early: %d rows, want 7,200", p.Rows)
+	}
+	// A period (not a bucket) is never finished, whenever it was last written.
+	g = GrowthOf(10, 10, sec, 2*sec, PeriodHorizon(365*day, 0), start, end)
+	if g.Finished || g.Observed != time.Duration(end) {
+		t.Fatalf("period: %+v", g)
+	}
+}
+
+// The limits are the design's where it states them, MongoDB's documented default else.
+func TestChunkLimits(t *testing.T) {
+	if l := ChunkLimits(32); l.Bytes != 32<<20 || !l.Chunk || !strings.Contains(l.Source, "chunk_size_mb") {
+		t.Fatalf("32 MB: %+v", l)
+	}
+	if l := ChunkLimits(0); l.Bytes != 128<<20 || l != MongoChunkLimits {
+		t.Fatalf("default: %+v", l)
+	}
+	if CassandraLimits.Bytes != 100<<20 || CassandraLimits.Rows != 100_000 {
+		t.Fatalf("cassandra: %+v", CassandraLimits)
+	}
+}
+
+// AddAt times a partition's first and last growth; reads and updates do not move them,
+// eviction resets them, and Merge keeps the earliest and latest.
+func TestTopKGrowthTimes(t *testing.T) {
+	k := NewTopK(2)
+	k.AddAt(1, []byte("a"), true, 1, 10, 100)
+	k.AddAt(1, []byte("a"), false, 0, 0, 150)
+	k.AddAt(1, []byte("a"), true, 0, 0, 170) // an update: no rows
+	k.AddAt(1, []byte("a"), true, 1, 10, 200)
+	e := k.Top(1)[0]
+	if e.FirstGrowth != 100 || e.LastGrowth != 200 {
+		t.Fatalf("a: %+v", e)
+	}
+	k.AddAt(2, []byte("b"), true, 1, 1, 300)
+	k.AddAt(2, []byte("b"), true, 1, 1, 301)
+	k.AddAt(3, []byte("c"), true, 1, 1, 400) // evicts b, the smallest count (2; a has 4)
+	for _, e := range k.Top(-1) {
+		if string(e.Key) == "c" && (e.FirstGrowth != 400 || e.LastGrowth != 400) {
+			t.Fatalf("c inherited times: %+v", e)
+		}
+	}
+	o := NewTopK(2)
+	o.AddAt(1, []byte("a"), true, 1, 10, 50)
+	o.AddAt(1, []byte("a"), true, 1, 10, 500)
+	k.Merge(o)
+	for _, e := range k.Top(-1) {
+		if string(e.Key) == "a" && (e.FirstGrowth != 50 || e.LastGrowth != 500) {
+			t.Fatalf("merged a: %+v", e)
+		}
 	}
 }
 

@@ -24,12 +24,18 @@ type Entry struct {
 	// Reads, Writes, Rows and Bytes are counted from the moment the partition entered
 	// the summary: exact when Err is 0, otherwise lower bounds.
 	Reads, Writes, Rows, Bytes int64
+	// FirstGrowth and LastGrowth are the times (the caller's clock, e.g. unix ns) of the
+	// first and last write that added rows since the partition entered the summary, from
+	// [TopK.AddAt]; 0 when none was timed. They tell a size projection when a time
+	// bucket started and whether it finished during the observation.
+	FirstGrowth, LastGrowth int64
 }
 
 type counter struct {
 	fp                         uint64
 	count, err                 uint64
 	reads, writes, rows, bytes int64
+	first, last                int64 // times of the first and last growth (AddAt)
 	key                        []byte
 	bucket                     int32
 	prev, next                 int32 // within the bucket
@@ -111,6 +117,12 @@ func (t *TopK) AddKey(key []byte, write bool, rows, bytes int64) {
 // summary (count − error): 1 for a newcomer, so callers can describe a partition once,
 // when it proves to be more than a one-off. Above 1, the partition was offered before.
 func (t *TopK) Add(fp uint64, key []byte, write bool, rows, bytes int64) int64 {
+	return t.AddAt(fp, key, write, rows, bytes, 0)
+}
+
+// AddAt is [TopK.Add] for an operation at time at (non-zero): a write that adds rows
+// moves the partition's LastGrowth to at, and sets FirstGrowth on its first one.
+func (t *TopK) AddAt(fp uint64, key []byte, write bool, rows, bytes, at int64) int64 {
 	t.total.Ops++
 	if write {
 		t.total.Writes++
@@ -129,6 +141,12 @@ func (t *TopK) Add(fp uint64, key []byte, write bool, rows, bytes int64) int64 {
 		c.writes++
 		c.rows += rows
 		c.bytes += bytes
+		if rows > 0 && at != 0 {
+			if c.first == 0 {
+				c.first = at
+			}
+			c.last = at
+		}
 	} else {
 		c.reads++
 	}
@@ -149,6 +167,7 @@ func (t *TopK) admit(fp uint64, key []byte) int32 {
 		t.index.del(c.fp)
 		c.fp, c.err = fp, c.count
 		c.reads, c.writes, c.rows, c.bytes = 0, 0, 0, 0
+		c.first, c.last = 0, 0
 		c.key = append(c.key[:0], key...)
 	}
 	t.index.put(fp, i)
@@ -255,6 +274,7 @@ func (t *TopK) Top(n int) []Entry {
 		out = append(out, Entry{
 			Key: slices.Clone(c.key), FP: c.fp, Ops: int64(c.count), Err: int64(c.err),
 			Reads: c.reads, Writes: c.writes, Rows: c.rows, Bytes: c.bytes,
+			FirstGrowth: c.first, LastGrowth: c.last,
 		})
 	}
 	slices.SortFunc(out, func(a, b Entry) int {
@@ -314,6 +334,10 @@ func (t *TopK) Merge(o *TopK) {
 			it.c.writes += c.writes
 			it.c.rows += c.rows
 			it.c.bytes += c.bytes
+			if c.first != 0 && (it.c.first == 0 || c.first < it.c.first) {
+				it.c.first = c.first
+			}
+			it.c.last = max(it.c.last, c.last)
 			it.c.key = c.key
 			continue
 		}
@@ -361,6 +385,7 @@ func (t *TopK) Merge(o *TopK) {
 		i := t.admit(it.c.fp, it.c.key)
 		c := &t.counters[i]
 		c.reads, c.writes, c.rows, c.bytes = it.c.reads, it.c.writes, it.c.rows, it.c.bytes
+		c.first, c.last = it.c.first, it.c.last
 		t.increment(i, it.c.count)
 		t.counters[i].err = it.err
 	}

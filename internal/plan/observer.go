@@ -3,7 +3,9 @@ package plan
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +13,8 @@ import (
 	"github.com/shardbench/shardbench/internal/hotspot"
 	pm "github.com/shardbench/shardbench/internal/placement/mongo"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/internal/schedule"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -38,6 +42,7 @@ type Observer struct {
 	borrowed []borrowed
 	accs     []design.Access
 	pick     []int32
+	sched    *schedule.Schedule // the scenario's, for the rate offered while observed
 }
 
 // borrowed is a table whose analysis another variant's observer makes.
@@ -54,6 +59,9 @@ type stepState struct {
 	table *tableStats
 	quota []Quota // by client data center (see readQuota)
 	grows bool    // an insert: it adds rows to its partition (see grows)
+	// inserts counts the operations whose insert reached the table through this step,
+	// the observed rate a size projection scales to the scenario's ordinary rate.
+	inserts int64
 }
 
 type tableStats struct {
@@ -81,6 +89,17 @@ type tableStats struct {
 	// enter the summary leave it again, so it is done only for the few reported. It is
 	// pruned to the partitions the summary holds, so it stays bounded.
 	seen map[uint64]sighting
+	// chunks is the growth per chunk of a sharded MongoDB collection (by chunk index):
+	// the unit a chunk size limits, whatever the shard key values inside.
+	chunks []chunkGrowth
+}
+
+// chunkGrowth is what inserts added to one chunk: rows and bytes, the times of the first
+// and last, and whether more than one shard key value grew it (else it cannot be split).
+type chunkGrowth struct {
+	rows, bytes, first, last int64
+	fp                       uint64 // the first value's fingerprint
+	values                   bool   // more than one value
 }
 
 // sighting is one access that reached a partition, kept to describe the partition later.
@@ -141,12 +160,18 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 	rows, bytes := int64(0), int64(0)
 	if write && st.grows {
 		rows, bytes = int64(a.Rows), int64(a.Bytes)
+		if a.Part == 0 {
+			st.inserts++
+		}
 	}
 	if len(w.Key) > 0 {
 		fp := w.Fingerprint()
+		if rows > 0 && w.Chunk >= 0 && w.Table != nil {
+			t.growChunk(w.Chunk, fp, rows, bytes, op.Time)
+		}
 		// A sighting is kept only for partitions seen twice in a row of their tenure in
 		// the summary, so one-off keys cost nothing extra.
-		switch t.top.Add(fp, w.Key, write, rows, bytes) {
+		switch t.top.AddAt(fp, w.Key, write, rows, bytes, op.Time) {
 		case 1:
 			// New in the summary: maybe never seen. A partition already in the summary
 			// was seen before, so Distinct has it; skipping it spares a lookup in a
@@ -176,6 +201,22 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 		}
 	}
 	o.countNodes(t, a, op, w, write, bytes)
+}
+
+// growChunk adds an insert's rows and bytes to chunk i.
+func (t *tableStats) growChunk(i int, fp uint64, rows, bytes, at int64) {
+	if i >= len(t.chunks) {
+		t.chunks = append(t.chunks, make([]chunkGrowth, i+1-len(t.chunks))...)
+	}
+	c := &t.chunks[i]
+	if c.rows == 0 {
+		c.first, c.fp = at, fp
+	} else if fp != c.fp {
+		c.values = true
+	}
+	c.rows += rows
+	c.bytes += bytes
+	c.last = at
 }
 
 func grows(s *design.Step) bool {
@@ -293,7 +334,11 @@ func (o *Observer) table(s *design.Step, op *workloads.Op) *tableStats {
 		}
 		t.limits = hotspot.CassandraLimits
 		if s.Database == design.MongoDB {
-			t.limits = hotspot.MongoChunkLimits
+			mb := 0
+			if d := o.Placer.Plan.Design; d != nil && d.MongoDB != nil {
+				mb = d.MongoDB.ChunkSizeMB
+			}
+			t.limits = hotspot.ChunkLimits(mb)
 		}
 		t.horizon = horizonOf(s)
 		o.byName[name] = t
@@ -414,11 +459,13 @@ func (o *Observer) Result(variant, source, topology string) results.HotspotsVari
 		}
 		last = max(last, b.t.last)
 	}
-	span := time.Duration(last - first)
 	dbs := map[design.Database]bool{}
 	for _, b := range tables {
 		dbs[b.t.db] = true
-		th := b.t.result(span, b.owner.describe, b.owner.Placer.Loaded[b.t.target])
+		f, rate := b.owner.growthRate(b.t, first, last)
+		pj := projector{start: first, end: last, factor: f, rate: rate, describe: b.owner.describe,
+			chunk: b.owner.chunkName(b.t), loaded: b.owner.Placer.Loaded[b.t.target]}
+		th := b.t.result(pj)
 		if sc := b.owner.Placer.StartChunks(b.t.target); sc != nil {
 			th.Shards = slices.Clone(sc)
 			for i := range th.Shards {
@@ -467,6 +514,22 @@ func addNodes(to, from []nodeStats) {
 	}
 }
 
+// projector is what a table's size projections need from its observer: the
+// observation's start and end (store clock, ns), the factor from the observed growth
+// rate to the ordinary one and where it comes from, how to name partitions and chunks,
+// and the table's data loaded before the run.
+type projector struct {
+	start, end int64
+	factor     float64
+	rate       string
+	describe   func(*sighting) partInfo
+	chunk      func(i int) string
+	loaded     *TableLoad
+}
+
+// MaxProjections is how many projections a table lists, the largest first.
+const MaxProjections = 5
+
 // loadedData is a table's loaded data as hotspots.json reports it.
 func loadedData(l *TableLoad) *results.LoadedData {
 	if l == nil {
@@ -505,35 +568,13 @@ func loadedSizes(l *TableLoad, entries []hotspot.Entry) map[uint64][2]int64 {
 	return out
 }
 
-// project is a partition's projected size at its horizon: what it held before the run
-// plus its growth, except under a TTL, whose steady state (the rows of one TTL) already
-// holds the rows written before the run.
-func project(g hotspot.Growth, loaded [2]int64, h hotspot.Horizon, lim hotspot.Limits) hotspot.Projection {
-	p := hotspot.Project(g, h, lim)
-	if h.TTL > 0 {
-		p.Rows, p.Bytes = max(p.Rows, loaded[0]), max(p.Bytes, loaded[1])
-	} else {
-		p.Rows, p.Bytes = p.Rows+loaded[0], p.Bytes+loaded[1]
-	}
-	if p.Unbounded {
-		return p
-	}
-	p.ExceedsBytes = lim.Bytes > 0 && p.Bytes > lim.Bytes
-	p.ExceedsRows = lim.Rows > 0 && p.Rows > lim.Rows
-	p.Exceeds = p.ExceedsBytes || p.ExceedsRows
-	if p.Exceeds {
-		p.Note = fmt.Sprintf("projected %s, %d rows at %s exceeds %s", hotspot.Bytes(p.Bytes), p.Rows, h.Label, lim.Name)
-	}
-	return p
-}
-
-func (t *tableStats) result(span time.Duration, describe func(*sighting) partInfo, loaded *TableLoad) results.TableHotspots {
+func (t *tableStats) result(pj projector) results.TableHotspots {
 	tot := t.top.Totals()
 	th := results.TableHotspots{
 		Table: t.name, Entity: t.entity, Key: t.key,
 		Ops: tot.Ops, Reads: tot.Reads, Writes: tot.Writes, Rows: tot.Rows, Bytes: tot.Bytes,
 		SinglePartitionReads: t.single, MultiPartitionReads: t.multi, BroadcastReads: t.broadcast,
-		Loaded: loadedData(loaded),
+		Loaded: loadedData(pj.loaded),
 	}
 	n, exact, relErr := t.distinct.Estimate()
 	th.Partitions, th.PartitionsExact = n, exact
@@ -545,8 +586,12 @@ func (t *tableStats) result(span time.Duration, describe func(*sighting) partInf
 			th.Cumulative = append(th.Cumulative, results.SharePoint{Fraction: f, Share: s.Hi})
 		}
 	}
+	// A MongoDB collection's size limit is its chunk size, which bounds chunks (key
+	// ranges), not key values: one created_at millisecond is not a partition. Its
+	// projections are per chunk; a Cassandra table's per partition.
+	byChunk := t.db == design.MongoDB
 	top := t.top.Top(TopPartitions)
-	sizes := loadedSizes(loaded, top)
+	sizes := loadedSizes(pj.loaded, top)
 	for _, e := range top {
 		if len(e.Key) == 0 {
 			continue
@@ -555,7 +600,7 @@ func (t *tableStats) result(span time.Duration, describe func(*sighting) partInf
 		if !ok {
 			continue // seen once: not a hot partition, and never described
 		}
-		pi := describe(&sg)
+		pi := pj.describe(&sg)
 		pl := results.PartitionLoad{
 			Key: pi.key, Token: pi.token, Hashed: pi.hashed, Range: pi.rng, Replicas: pi.replicas, Shard: pi.shard,
 			Ops: e.Ops, Reads: e.Reads, Writes: e.Writes, Rows: e.Rows, Bytes: e.Bytes, ErrorBound: e.Err,
@@ -565,18 +610,185 @@ func (t *tableStats) result(span time.Duration, describe func(*sighting) partInf
 		}
 		ld := sizes[e.FP]
 		pl.LoadedRows, pl.LoadedBytes = ld[0], ld[1]
-		if (e.Writes > 0 || ld[1] > 0) && span > 0 {
-			p := project(hotspot.Growth{Rows: e.Rows, Bytes: e.Bytes, Span: span}, ld, t.horizon, t.limits)
-			pl.ProjectedBytes, pl.ProjectedRows = p.Bytes, p.Rows
-			if len(th.Projections) < 5 && e.Writes > 0 {
-				th.Projections = append(th.Projections, results.SizeProjection{
-					Key: pi.key, LoadedBytes: ld[1], LoadedRows: ld[0], ObservedBytes: e.Bytes, ObservedRows: e.Rows, ObservedS: span.Seconds(),
-					Horizon: t.horizon.Label, ProjectedBytes: p.Bytes, ProjectedRows: p.Rows,
-					LimitBytes: t.limits.Bytes, LimitRows: t.limits.Rows, Exceeds: p.Exceeds, Note: p.Note,
-				})
+		if !byChunk && (e.Rows > 0 || ld[1] > 0) && pj.end > pj.start {
+			g := hotspot.GrowthOf(e.Rows, e.Bytes, e.FirstGrowth, e.LastGrowth, t.horizon, pj.start, pj.end)
+			sp := t.project(pj, g, ld, pi.key)
+			pl.ProjectedBytes, pl.ProjectedRows = sp.ProjectedBytes, sp.ProjectedRows
+			if e.Rows > 0 {
+				th.Projections = append(th.Projections, sp)
 			}
 		}
 		th.Top = append(th.Top, pl)
 	}
+	if byChunk && pj.end > pj.start {
+		for i, c := range t.chunks {
+			if c.rows == 0 {
+				continue
+			}
+			g := hotspot.GrowthOf(c.rows, c.bytes, c.first, c.last, t.horizon, pj.start, pj.end)
+			sp := t.project(pj, g, [2]int64{}, pj.chunk(i))
+			sp.Unit = "chunk"
+			sp.Splittable = c.values
+			switch {
+			case sp.ProjectedBytes <= sp.LimitBytes:
+			case c.values:
+				sp.Exceeds = false
+				sp.Note = fmt.Sprintf("grows to %s at %s: the balancer splits it into about %d chunks of %s (%s)",
+					hotspot.Bytes(sp.ProjectedBytes), t.horizon.Label, (sp.ProjectedBytes+sp.LimitBytes-1)/sp.LimitBytes, hotspot.Bytes(sp.LimitBytes), t.limits.Source)
+			default:
+				sp.Note = fmt.Sprintf("one shard key value projected to %s at %s: a jumbo chunk over the %s that cannot be split or moved", hotspot.Bytes(sp.ProjectedBytes), t.horizon.Label, t.limits.Name)
+			}
+			th.Projections = append(th.Projections, sp)
+		}
+	}
+	slices.SortStableFunc(th.Projections, func(a, b results.SizeProjection) int { return cmp.Compare(b.ProjectedBytes, a.ProjectedBytes) })
+	if len(th.Projections) > MaxProjections {
+		th.Projections = th.Projections[:MaxProjections]
+	}
 	return th
+}
+
+// project projects growth g of the partition or chunk named key, which held loaded
+// (rows, bytes) before the run: added to its growth, except under a TTL, whose steady
+// state (the rows of one TTL) already holds the rows written before the run.
+func (t *tableStats) project(pj projector, g hotspot.Growth, loaded [2]int64, key string) results.SizeProjection {
+	g.Factor, g.Rate = pj.factor, pj.rate
+	p := hotspot.Project(g, t.horizon, t.limits)
+	if !p.Unbounded {
+		if t.horizon.TTL > 0 {
+			p.Rows, p.Bytes = max(p.Rows, loaded[0]), max(p.Bytes, loaded[1])
+		} else {
+			p.Rows, p.Bytes = p.Rows+loaded[0], p.Bytes+loaded[1]
+		}
+		p.ExceedsBytes = t.limits.Bytes > 0 && p.Bytes > t.limits.Bytes
+		p.ExceedsRows = t.limits.Rows > 0 && p.Rows > t.limits.Rows
+		p.Exceeds = p.ExceedsBytes || p.ExceedsRows
+		p.Note = ""
+		if p.Exceeds {
+			p.Note = fmt.Sprintf("projected %s, %d rows at %s exceeds %s", hotspot.Bytes(p.Bytes), p.Rows, t.horizon.Label, t.limits.Name)
+		}
+	}
+	sp := results.SizeProjection{
+		Key: key, LoadedBytes: loaded[1], LoadedRows: loaded[0], ObservedBytes: g.Bytes, ObservedRows: g.Rows, ObservedS: g.Observed.Seconds(),
+		Horizon: t.horizon.Label, ProjectedBytes: p.Bytes, ProjectedRows: p.Rows,
+		LimitBytes: t.limits.Bytes, LimitRows: t.limits.Rows, Exceeds: p.Exceeds, Note: p.Note,
+		LimitSource: t.limits.Source, Rate: pj.rate,
+	}
+	if g.Finished && sp.Note == "" {
+		sp.Note = "its time bucket ended during the observation: this is what it received"
+	}
+	return sp
+}
+
+// chunkName names chunk i of t's chunk table for the report: its range and shard.
+func (o *Observer) chunkName(t *tableStats) func(int) string {
+	return func(i int) string {
+		ct := o.Placer.Tables[t.target]
+		if ct == nil || i >= len(ct.Chunks) {
+			return fmt.Sprintf("chunk %d", i)
+		}
+		return fmt.Sprintf("chunk %s on %s", ct.RangeString(i), ct.Shard(i))
+	}
+}
+
+// growthRate is the factor from the growth rate t was observed at to the ordinary rate
+// its partitions grow at beyond the observation, and a description of it. A run is a
+// peak of minutes; projecting it over a day or a year multiplies the peak. The inserting
+// operations the scenario's projection.daily names grow at their declared operations a
+// day; the others at the scenario's steady rate (projection.steady_rate, else its
+// slowest constant phase) over the rate the schedule offered while observed.
+func (o *Observer) growthRate(t *tableStats, start, end int64) (float64, string) {
+	m := o.Placer.Plan.Model
+	if m == nil || m.Scenario == nil || end <= start {
+		return 1, "the observed rate"
+	}
+	sc := m.Scenario
+	counts := map[string]int64{}
+	var names []string
+	for i := range o.steps {
+		st := &o.steps[i]
+		if st.table == t && st.grows && st.inserts > 0 {
+			if _, ok := counts[st.step.Op]; !ok {
+				names = append(names, st.step.Op)
+			}
+			counts[st.step.Op] += st.inserts
+		}
+	}
+	if len(names) == 0 {
+		return 1, "the observed rate"
+	}
+	slices.Sort(names)
+	offered, wall := o.offered(start, end)
+	steady, src := sc.SteadyRate()
+	fSteady, steadyLabel := 1.0, "the observed rate (no steady phase or projection.steady_rate)"
+	if steady > 0 && offered > 0 {
+		fSteady = steady / (offered / wall)
+		steadyLabel = fmt.Sprintf("steady rate %s ops/s (%s), %.3g× the rate observed", trimRate(steady), src, fSteady)
+	}
+	secs := float64(end-start) / 1e9
+	var observed, ordinary float64
+	var declared []string
+	for _, op := range names {
+		r := float64(counts[op]) / secs
+		observed += r
+		// The table keeps its share of the operation's traffic (an operation that
+		// inserts here for 70% of its calls does so at the ordinary rate too): the
+		// declared operations a day over those the schedule offered while observed.
+		if d := sc.DailyOps(op); d > 0 && offered > 0 && sc.Mix.Total() > 0 {
+			if n := offered * mixShare(sc.Mix, op); n > 0 {
+				ordinary += r * (d / 86400) / (n / secs)
+				declared = append(declared, fmt.Sprintf("%s %s a day", op, trimRate(d)))
+				continue
+			}
+		}
+		ordinary += r * fSteady
+	}
+	f := ordinary / observed
+	switch {
+	case len(declared) == len(names):
+		return f, fmt.Sprintf("declared daily profile (%s), %.3g× the rate observed", strings.Join(declared, ", "), f)
+	case len(declared) > 0:
+		return f, fmt.Sprintf("declared daily profile (%s), the rest at the %s", strings.Join(declared, ", "), steadyLabel)
+	}
+	return f, steadyLabel
+}
+
+// mixShare is op's share of the mix's weights.
+func mixShare(mix scenario.Weights, op string) float64 {
+	for _, w := range mix {
+		if w.Name == op {
+			return w.Weight / mix.Total()
+		}
+	}
+	return 0
+}
+
+// offered is how many operations the scenario's schedule offers between store times
+// start and end, and over how many run seconds.
+func (o *Observer) offered(start, end int64) (n, wall float64) {
+	m := o.Placer.Plan.Model
+	scale := m.Scale
+	if scale <= 0 {
+		scale = 1
+	}
+	if o.sched == nil {
+		o.sched = schedule.New(m.Scenario)
+	}
+	w0 := time.Duration(float64(start-m.Start) / scale)
+	w1 := time.Duration(float64(end-m.Start) / scale)
+	if w1 <= w0 {
+		return 0, 0
+	}
+	return o.sched.CountAt(w1) - o.sched.CountAt(w0), (w1 - w0).Seconds()
+}
+
+// trimRate writes a rate or count briefly: 20000 → "20k", 1e6 → "1M".
+func trimRate(x float64) string {
+	switch {
+	case x >= 1e6 && math.Mod(x, 1e5) == 0:
+		return strconv.FormatFloat(x/1e6, 'f', -1, 64) + "M"
+	case x >= 1e3 && math.Mod(x, 100) == 0:
+		return strconv.FormatFloat(x/1e3, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
 }

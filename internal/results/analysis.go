@@ -227,6 +227,10 @@ type ReadDistribution struct {
 	PercentageOfScatterGatherReads float64        `json:"percentageOfScatterGatherReads"`
 	NumReadsByRange                []int64        `json:"numReadsByRange,omitempty"`
 	ByOperation                    []OpTargeting  `json:"byOperation,omitempty"`
+	// FanOut is shardbench's, not analyzeShardKey's: the partition (Cassandra) or shard
+	// (MongoDB) requests a read makes on average, 1 when every read reaches one. A listing
+	// over 128 category shards makes 128; a broadcast one per shard (node).
+	FanOut float64 `json:"fanOut,omitempty"`
 }
 
 // ReadSampleSize counts the reads analysed by command.
@@ -264,6 +268,8 @@ type OpTargeting struct {
 	SingleShard   int64    `json:"singleShard"`
 	MultiShard    int64    `json:"multiShard"`
 	ScatterGather int64    `json:"scatterGather"`
+	// Fanned is the partition or shard requests these requests made (FanOut's numerator).
+	Fanned int64 `json:"fanned,omitempty"`
 }
 
 // Flag is one finding about a key, in plain words.
@@ -286,6 +292,9 @@ type RankedVariant struct {
 	Tables  []string `json:"tables"`
 	Score   int      `json:"score"`
 	Verdict string   `json:"verdict"`
+	// FanOut is the variant's partition or shard requests per read over the entity's
+	// tables: among variants of equal score the one with less fan-out ranks first.
+	FanOut float64 `json:"fanOut,omitempty"`
 }
 
 // ReadAnalysis reads analysis.json from a results directory; (nil, nil) when absent.

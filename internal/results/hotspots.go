@@ -161,6 +161,27 @@ type SizeProjection struct {
 	LimitRows  int64  `json:"limit_rows,omitempty"`
 	Exceeds    bool   `json:"exceeds"`
 	Note       string `json:"note,omitempty"`
+	// LimitSource says where the limit comes from (the design's chunk_size_mb, or the
+	// database's documented default).
+	LimitSource string `json:"limit_source,omitempty"`
+	// Unit is "chunk" when the projection is of a MongoDB chunk (a shard key range) rather
+	// than of one partition or key value; Splittable says the chunk holds more than one
+	// shard key value, so the balancer splits it when it outgrows the limit and growing
+	// past it is not a problem of its own (only a single value's chunk is jumbo).
+	Unit       string `json:"unit,omitempty"`
+	Splittable bool   `json:"splittable,omitempty"`
+	// Rate says what the rest of its life is projected at: the scenario's steady rate or
+	// its declared daily profile (the observed peak only when it declares neither).
+	Rate string `json:"rate,omitempty"`
+}
+
+// Over reports whether the projection goes past its limit in a way that matters: a
+// splittable chunk never does (the balancer splits it).
+func (p *SizeProjection) Over() bool {
+	if p.Splittable {
+		return false
+	}
+	return p.Exceeds || (p.LimitBytes > 0 && p.ProjectedBytes > p.LimitBytes) || (p.LimitRows > 0 && p.ProjectedRows > p.LimitRows)
 }
 
 // NodeLoad is one node's (or shard's) share of the work.

@@ -697,7 +697,8 @@ func mergeTables(vs []*HotspotsVariant) []TableHotspots {
 					}
 				}
 			}
-			mp.Exceeds = (mp.LimitBytes > 0 && mp.ProjectedBytes > mp.LimitBytes) || (mp.LimitRows > 0 && mp.ProjectedRows > mp.LimitRows)
+			mp.Exceeds = false
+			mp.Exceeds = mp.Over()
 			if count < len(ts) {
 				mp.Note = fmt.Sprintf("projected in %d of %d merged runs: a lower bound", count, len(ts))
 			}

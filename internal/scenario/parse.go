@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,7 +161,65 @@ func (s *Scenario) Validate() yamlx.Errors {
 		_ = i
 	}
 	s.validateEvents(&errs)
+	s.validateProjection(&errs)
 	return errs
+}
+
+// validateProjection checks the projection's rates; every operation Daily names must be
+// in the mix (a projection of traffic the run never sends would project nothing).
+func (s *Scenario) validateProjection(errs *yamlx.Errors) {
+	p := s.Projection
+	if p == nil {
+		return
+	}
+	if p.SteadyRate < 0 || math.IsNaN(float64(p.SteadyRate)) {
+		errs.AddAt(p.Loc, "steady_rate", "must not be negative, got %g", float64(p.SteadyRate))
+	}
+	for _, d := range p.Daily {
+		path := yamlx.JoinPath(yamlx.JoinPath(p.Loc.Path, "daily"), d.Name)
+		if !slices.ContainsFunc(s.Mix, func(w Weight) bool { return w.Name == d.Name && w.Weight > 0 }) {
+			errs.Add(d.Pos, path, "operation %q is not in the mix", d.Name)
+		}
+		if d.Weight <= 0 || math.IsInf(d.Weight, 0) || math.IsNaN(d.Weight) {
+			errs.Add(d.Pos, path, "operations a day must be positive, got %g", d.Weight)
+		}
+	}
+}
+
+// SteadyRate is the whole mix's ordinary rate (operations per run second) for size
+// projections, and where it comes from: Projection.SteadyRate when set, else the lowest
+// rate of a constant phase or a spike's base, else 0 (no phase holds a steady rate).
+func (s *Scenario) SteadyRate() (float64, string) {
+	if s.Projection != nil && s.Projection.SteadyRate > 0 {
+		r := float64(s.Projection.SteadyRate)
+		return r, "projection.steady_rate"
+	}
+	best, name := 0.0, ""
+	for _, ph := range s.Load.Phases {
+		switch ph.Type {
+		case PhaseConstant, PhaseSpike:
+			if r := float64(ph.Rate); r > 0 && (best == 0 || r < best) {
+				best, name = r, ph.Name
+			}
+		}
+	}
+	if best == 0 {
+		return 0, ""
+	}
+	return best, fmt.Sprintf("phase %q", name)
+}
+
+// DailyOps is the operations a day Projection.Daily declares for op (0: not declared).
+func (s *Scenario) DailyOps(op string) float64 {
+	if s.Projection == nil {
+		return 0
+	}
+	for _, d := range s.Projection.Daily {
+		if d.Name == op {
+			return d.Weight
+		}
+	}
+	return 0
 }
 
 func (s *Scenario) validateLoad(errs *yamlx.Errors) {

@@ -40,6 +40,23 @@ type Scenario struct {
 	SLO yamlx.Raw `yaml:"slo,omitempty"`
 	// Backends holds per-backend options (sim, cassandra, mongo), decoded by each backend.
 	Backends map[string]yamlx.Raw `yaml:"backends,omitempty"`
+	// Projection is the traffic that partitions grow at once the run's peak is over, for
+	// size projections (docs/hot-partitions.md#size-projections).
+	Projection *Projection `yaml:"projection,omitempty"`
+}
+
+// Projection says how fast partitions grow beyond the run: a run is a peak of minutes,
+// and a partition that lives a day or a year grows at the ordinary rate most of that
+// time. Daily takes precedence for the operations it names; the others grow at
+// SteadyRate's share of the mix. Both empty: the rate of the slowest constant (or spike
+// base) phase, the scenario's own idea of steady traffic.
+type Projection struct {
+	Loc yamlx.Loc
+	// SteadyRate is the whole mix's ordinary rate, operations per run second.
+	SteadyRate Rate `yaml:"steady_rate,omitempty"`
+	// Daily gives operations a day per logical operation ("orders.place: 1e6"), as the
+	// design documents state their traffic; a store day is 86,400 store seconds.
+	Daily Weights `yaml:"daily,omitempty"`
 }
 
 // Clock maps run time onto the store's calendar, for time-bucketed keys and TTLs.

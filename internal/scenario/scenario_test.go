@@ -155,3 +155,54 @@ func FuzzParse(f *testing.F) {
 		_ = s.Duration()
 	})
 }
+
+// The projection's steady rate is the declared one, else the slowest constant phase (or a
+// spike's base), never a ramp's start; daily operations must be in the mix, and positive.
+func TestProjection(t *testing.T) {
+	src := `name: p
+load:
+  phases:
+    - {name: warm, type: ramp, from: 2k, to: 20k, duration: 1m}
+    - {name: steady, type: constant, rate: 20k, duration: 3m}
+    - {name: sale, type: spike, rate: 30k, peak: 80k, spike_at: 10s, spike_for: 10s, duration: 1m}
+population: {users: 10, sessions: 10, products: 10}
+mix: {orders.place: 1, orders.read: 1}
+`
+	s, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, from := s.SteadyRate(); r != 20_000 || from != `phase "steady"` {
+		t.Fatalf("steady rate %g from %s, want 20000 from the steady phase", r, from)
+	}
+	s, err = Parse("p.yaml", []byte(src+"projection:\n  steady_rate: 7.2k\n  daily: {orders.place: 1e6}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, from := s.SteadyRate(); r != 7_200 || from != "projection.steady_rate" || s.DailyOps("orders.place") != 1e6 || s.DailyOps("orders.read") != 0 {
+		t.Fatalf("declared: %g from %s, daily %g", r, from, s.DailyOps("orders.place"))
+	}
+	// A results directory's copy of the scenario keeps the projection.
+	out, err := s.AsRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("as-run.yaml", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r, _ := back.SteadyRate(); r != 7_200 || back.DailyOps("orders.place") != 1e6 {
+		t.Errorf("as-run projection: %g, %g\n%s", r, back.DailyOps("orders.place"), out)
+	}
+	// No projection: none in the copy either.
+	plain, _ := Parse("p.yaml", []byte(src))
+	if out, _ := plain.AsRun(); strings.Contains(string(out), "projection") {
+		t.Errorf("as-run writes an empty projection:\n%s", out)
+	}
+	_, err = Parse("p.yaml", []byte(src+"projection:\n  steady_rate: -1\n  daily: {views.append: 1e6, orders.read: 0}\n"))
+	for _, want := range []string{"p.yaml:10:16: projection.steady_rate", "projection.daily.views.append: operation \"views.append\" is not in the mix", "projection.daily.orders.read: operations a day must be positive"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+}
