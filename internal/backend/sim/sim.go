@@ -63,6 +63,7 @@ type Simulator struct {
 	nextTick  int64
 	nodes     map[string]*nodeSeries
 	nodeOrder []string
+	stages    stageLog
 	ops       int64
 	rng       *rand.Rand
 
@@ -415,6 +416,7 @@ func (s *Simulator) observe(node string, up bool, st *Station) {
 		s.nodeOrder = append(s.nodeOrder, node)
 	}
 	x := st.Take(s.tick)
+	s.stages.add(s, node, st, x)
 	w := float64(st.Workers())
 	ns.busy += x.Utilisation * w
 	ns.capa += w
@@ -467,6 +469,7 @@ func (s *Simulator) serverView() results.ServerVariant {
 			results.ServerSeries{Metric: "queue length", Unit: "count", Node: name, Points: ns.queue})
 	}
 	sv.Tables = append(sv.Tables, tbl)
+	sv.Nodes = s.stages.nodes(s)
 	if s.mongo != nil {
 		sv.Tables = append(sv.Tables, s.mongo.chunkTable())
 	}
