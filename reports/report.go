@@ -64,6 +64,9 @@ var tmpl = template.Must(template.New("report").Parse(pageTemplate))
 
 // Render writes the report of one results directory (a run, a merged run or a plan).
 func Render(dir string, opts Options) (*Output, error) {
+	if isCapacityDir(dir) {
+		return RenderCapacity(dir, opts)
+	}
 	if opts.Out == "" {
 		opts.Out = dir
 	}

@@ -157,8 +157,9 @@ func checkResultsDir(dir string) error {
 	_, serr := os.Stat(filepath.Join(dir, results.SummaryFile))
 	_, herr := os.Stat(filepath.Join(dir, results.HotspotsFile))
 	_, aerr := os.Stat(filepath.Join(dir, results.AnalysisFile)) // shardbench analyze
-	if errors.Is(serr, os.ErrNotExist) && errors.Is(herr, os.ErrNotExist) && errors.Is(aerr, os.ErrNotExist) {
-		return usageErrorf("%s is not a results directory (no %s, %s or %s)", dir, results.SummaryFile, results.HotspotsFile, results.AnalysisFile)
+	_, cerr := os.Stat(filepath.Join(dir, results.CapacityFile)) // shardbench capacity
+	if errors.Is(serr, os.ErrNotExist) && errors.Is(herr, os.ErrNotExist) && errors.Is(aerr, os.ErrNotExist) && errors.Is(cerr, os.ErrNotExist) {
+		return usageErrorf("%s is not a results directory (no %s, %s, %s or %s)", dir, results.SummaryFile, results.HotspotsFile, results.AnalysisFile, results.CapacityFile)
 	}
 	return nil
 }
