@@ -351,19 +351,23 @@ func (e *evidence) saturated() *results.CapacityCause {
 	}
 	c.Evidence = append(c.Evidence, stageEvidence(n, s))
 	also := e.alsoSaturated(n, s)
+	what := "its " + s.Stage + " stage"
+	if s.Stage == "member" {
+		what = "it"
+	}
 	p, tb := e.partitionOn(n, s.Stage)
 	load, dev := e.nodeLoad(n)
 	switch {
 	case p != nil:
-		c.Summary = fmt.Sprintf("%s: its %s stage saturated first (utilisation %s from %s) because partition %s takes %s of the %s of %s%s",
-			who, s.Stage, pctText(s.PeakUtilisation), secondsText(*s.FirstSaturatedS), shortTable(tb.Table)+" "+p.Key, pctText(partShare(p, s.Stage, tb)), opWord(s.Stage), shortTable(tb.Table), placeText(p, tb))
+		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s) because partition %s takes %s of the %s of %s%s",
+			who, what, pctText(s.PeakUtilisation), secondsText(*s.FirstSaturatedS), shortTable(tb.Table)+" "+p.Key, pctText(partShare(p, s.Stage, tb)), opWord(s.Stage), shortTable(tb.Table), placeText(p, tb))
 		c.Evidence = append(c.Evidence, partitionEvidence(tb.Table, p))
 	case load != nil && dev < 0.3:
 		c.Kind = results.CauseCluster
-		c.Summary = fmt.Sprintf("%s: its %s stage saturated first (utilisation %s from %s) with the load spread evenly (%.2f× the mean): the cluster as a whole is at capacity, not a hot spot",
-			who, s.Stage, pctText(s.PeakUtilisation), secondsText(*s.FirstSaturatedS), 1+dev)
+		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s) with the load spread evenly (%.2f× the mean): the cluster as a whole is at capacity, not a hot spot",
+			who, what, pctText(s.PeakUtilisation), secondsText(*s.FirstSaturatedS), 1+dev)
 	default:
-		c.Summary = fmt.Sprintf("%s: its %s stage saturated first (utilisation %s from %s)", who, s.Stage, pctText(s.PeakUtilisation), secondsText(*s.FirstSaturatedS))
+		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s)", who, what, pctText(s.PeakUtilisation), secondsText(*s.FirstSaturatedS))
 		if load != nil {
 			c.Summary += fmt.Sprintf(", carrying %.2f× the mean node's load", 1+dev)
 		}
@@ -559,7 +563,7 @@ func opWord(stage string) string {
 // client's wait, grew: the servers are the limit; the placement says whether one node
 // took more than its share.
 func (e *evidence) servers() *results.CapacityCause {
-	if e.server != nil {
+	if e.server != nil || !latencyMetric(e.worstCheck().Metric) {
 		return nil
 	}
 	t := e.servedTotals()
@@ -588,6 +592,12 @@ func (e *evidence) servers() *results.CapacityCause {
 			Detail: "the server reported no utilisation; node loads are the placement of the operations sent"})
 	}
 	return c
+}
+
+// latencyMetric: a response, service or lag time rule (p99, max, service.p99, ...).
+func latencyMetric(m string) bool {
+	m = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(m, "service."), "lag."), "response.")
+	return m == "max" || m == "min" || m == "mean" || (strings.HasPrefix(m, "p") && len(m) > 1 && m[1] >= '0' && m[1] <= '9')
 }
 
 // errorsOnly: operations failed (unavailable, timeouts, connection) with no server
