@@ -443,26 +443,25 @@ func (cr *capacityRun) probe(ctx context.Context, p capacity.ProbeSpec) (capacit
 	case results.ProbeWindow:
 		w := cr.window
 		sc := capacity.Probe(base, p.Multiple, &w)
-		err := cr.drive(ctx, sc, p.Variants, dir, false)
+		err := cr.drive(ctx, sc, p.Variants, dir)
 		return capacity.Ran{Dir: dir, PeakFrom: w.PeakFrom - w.From, PeakTo: w.To - w.From}, err
 	case results.ProbeFull:
-		err := cr.drive(ctx, capacity.Probe(base, p.Multiple, nil), p.Variants, dir, false)
+		err := cr.drive(ctx, capacity.Probe(base, p.Multiple, nil), p.Variants, dir)
 		return capacity.Ran{Dir: dir, PeakFrom: cr.peak.From, PeakTo: cr.peak.To}, err
 	}
 	rate := p.Multiple * cr.peak.Rate
 	if cr.opts.Warmup > 0 {
-		if err := cr.drive(ctx, capacity.Steady(base, "warm-up", rate, cr.opts.Warmup), p.Variants, dir+"-warmup", true); err != nil {
+		if err := cr.drive(ctx, capacity.Steady(base, "warm-up", rate, cr.opts.Warmup), p.Variants, dir+"-warmup"); err != nil {
 			return capacity.Ran{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	err := cr.drive(ctx, capacity.Steady(base, "step", rate, cr.opts.Step), p.Variants, dir, cr.opts.Warmup == 0)
+	err := cr.drive(ctx, capacity.Steady(base, "step", rate, cr.opts.Step), p.Variants, dir)
 	return capacity.Ran{Dir: dir, PeakFrom: 0, PeakTo: cr.opts.Step}, err
 }
 
 // drive runs the scenario sc for the variants (indices into the search's variants) into
-// dir through the run path `run` uses. first marks a variant's first run of a real
-// search, which --recreate applies to.
-func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []int, dir string, first bool) error {
+// dir through the run path `run` uses. --recreate applies to each variant's first run.
+func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []int, dir string) error {
 	in, err := prepareRun(sc)
 	if err != nil {
 		return err
