@@ -420,7 +420,10 @@ func (cr *capacityRun) search(started time.Time) *capacity.Search {
 		Run: cr.probe, Judge: cr.judge,
 	}
 	if cr.simulated {
-		s.Concurrency = max(1, runtime.GOMAXPROCS(0))
+		// Two probes at once keep both cores busy when a round's probes hold a variant or
+		// two each; the budget keeps the variants simulated at once to what one run of a
+		// scenario holds (engine: groups of 16), so memory stays what a run needs.
+		s.Concurrency, s.VariantBudget = max(1, runtime.GOMAXPROCS(0)), 16
 	}
 	if o.MaxDuration > 0 {
 		s.Deadline = started.Add(o.MaxDuration)

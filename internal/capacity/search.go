@@ -64,8 +64,11 @@ type Search struct {
 	// ConfirmGrowth is the step of a search on the whole schedule after the window's
 	// answer did not hold there (default 1 + 4 × Precision).
 	ConfirmGrowth float64
-	// Concurrency is how many probes run at once (default 1).
-	Concurrency int
+	// Concurrency is how many probes run at once (default 1), VariantBudget how many
+	// variants they may hold together (0: no bound): simulated variants each hold their
+	// cluster and hot-partition state while they run.
+	Concurrency   int
+	VariantBudget int
 	// Deadline, when set, is when no further probe starts; variants not yet bracketed to
 	// the precision are reported incomplete with what is known.
 	Deadline time.Time
@@ -244,14 +247,29 @@ func (s *Search) round(ctx context.Context, groups []*group) error {
 		s.seq++
 		g.spec.Step = fmt.Sprintf("%02d-%s-x%s", s.seq, g.spec.Kind, MultipleText(g.spec.Multiple))
 	}
-	sem := make(chan struct{}, s.Concurrency)
+	// Probes start in order while fewer than Concurrency run and their variants stay
+	// within VariantBudget (a probe larger than the budget runs alone).
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	running, weight := 0, 0
 	var wg sync.WaitGroup
 	for i, g := range groups {
+		w := len(g.spec.Variants)
+		mu.Lock()
+		for running > 0 && (running >= s.Concurrency || (s.VariantBudget > 0 && weight+w > s.VariantBudget)) {
+			cond.Wait()
+		}
+		running, weight = running+1, weight+w
+		mu.Unlock()
 		wg.Add(1)
-		sem <- struct{}{}
 		go func(i int, g *group) {
 			defer wg.Done()
-			defer func() { <-sem }()
+			defer func() {
+				mu.Lock()
+				running, weight = running-1, weight-w
+				cond.Broadcast()
+				mu.Unlock()
+			}()
 			start := s.now()
 			r := &res[i]
 			r.ran, r.err = s.Run(ctx, g.spec)

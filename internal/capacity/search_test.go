@@ -292,3 +292,38 @@ func TestSearchRejectsBadSettings(t *testing.T) {
 		}
 	}
 }
+
+// Probes of a round run Concurrency at a time, with at most VariantBudget variants among
+// them (a larger probe alone).
+func TestSearchBoundsVariantsRunningAtOnce(t *testing.T) {
+	names := []string{"a", "b", "c", "d"}
+	th := map[string]float64{"a": 3, "b": 0.7, "c": 20, "d": 0.3}
+	f := newFake(names, th, th)
+	s := f.search(false)
+	s.Concurrency, s.VariantBudget = 2, 2
+	var mu sync.Mutex
+	running, peak, peakProbes := 0, 0, 0
+	probes := 0
+	s.Run = func(ctx context.Context, p ProbeSpec) (Ran, error) {
+		mu.Lock()
+		running += len(p.Variants)
+		probes++
+		if len(p.Variants) <= s.VariantBudget {
+			peak = max(peak, running)
+		}
+		peakProbes = max(peakProbes, probes)
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		running -= len(p.Variants)
+		probes--
+		mu.Unlock()
+		return f.run(ctx, p)
+	}
+	if _, _, err := s.Do(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if peak > 2 || peakProbes != 2 {
+		t.Errorf("at most %d variants in %d probes ran at once; want ≤ 2 variants in 2 probes", peak, peakProbes)
+	}
+}
