@@ -195,6 +195,7 @@ type capacityRun struct {
 	window    capacity.Window
 	out       string
 	recreated sync.Map // variant index → true once its schema was recreated
+	hardStop  <-chan struct{}
 }
 
 func runCapacity(ctx context.Context, opts *CapacityOptions) error {
@@ -219,8 +220,9 @@ func runCapacity(ctx context.Context, opts *CapacityOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop, _ := interruptContext(ctx, opts.signals)
+	ctx, stop, hardStop := interruptContext(ctx, opts.signals)
 	defer stop()
+	cr.hardStop = hardStop
 	started := opts.now()
 	doc := cr.document(started)
 	search := cr.search(started)
@@ -453,6 +455,9 @@ func (cr *capacityRun) probe(ctx context.Context, p capacity.ProbeSpec) (capacit
 		return capacity.Ran{Dir: dir, PeakFrom: cr.peak.From, PeakTo: cr.peak.To}, err
 	}
 	rate := p.Multiple * cr.peak.Rate
+	if !cr.opts.Quiet {
+		fmt.Fprintf(cr.opts.IO.ErrOut, "  %s: %s at %s ops/s: %s warm-up, %s measured\n", p.Step, cr.in.Variants[p.Variants[0]].Name, humanCount(rate), cr.opts.Warmup, cr.opts.Step)
+	}
 	if cr.opts.Warmup > 0 {
 		if err := cr.drive(ctx, capacity.Steady(base, "warm-up", rate, cr.opts.Warmup), p.Variants, dir+"-warmup"); err != nil {
 			return capacity.Ran{}, fmt.Errorf("warm-up: %w", err)
@@ -503,7 +508,7 @@ func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []i
 	if spin == 0 {
 		spin = -1
 	}
-	_, err = driveRun(ctx, in, rd, drive{IO: cr.quietIO(), Backend: cr.opts.Backend, Target: cr.opts.Target, Recreate: recreate, Quiet: true, SpinBelow: spin})
+	_, err = driveRun(ctx, in, rd, drive{IO: cr.quietIO(), Backend: cr.opts.Backend, Target: cr.opts.Target, Recreate: recreate, Quiet: true, SpinBelow: spin, HardStop: cr.hardStop})
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,6 +232,42 @@ func TestCapacityRejectsBadInput(t *testing.T) {
 		err := runCapacity(context.Background(), &o)
 		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: exit %d, %v; want usage error with %q", tc.opts, exitCode(err), err, tc.want)
+		}
+	}
+}
+
+// Ctrl-C (SIGTERM) stops the search: capacity.json keeps what was found, marked
+// incomplete, and the exit code is 1.
+func TestCapacityInterruptedKeepsWhatWasFound(t *testing.T) {
+	path := writeCapacityScenario(t)
+	io, _, stderr := testIO()
+	out := filepath.Join(t.TempDir(), "cap")
+	sig := make(chan os.Signal, 1)
+	go func() {
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			if c, _ := results.ReadCapacity(out); c != nil && len(c.Probes) >= 2 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		sig <- syscall.SIGTERM
+	}()
+	opts := &CapacityOptions{IO: io, ScenarioPath: path, Backend: "sim", Out: out, Precision: 0.01, Start: 1, LeadIn: 3 * time.Second, P99: 50 * time.Millisecond, Step: time.Second, NoReport: true, signals: sig}
+	err := runCapacity(context.Background(), opts)
+	if exitCode(err) != exitFailure || !strings.Contains(err.Error(), "received SIGTERM") {
+		t.Fatalf("exit %d: %v\n%s", exitCode(err), err, stderr)
+	}
+	c, rerr := results.ReadCapacity(out)
+	if rerr != nil || c == nil {
+		t.Fatal(rerr)
+	}
+	if c.Complete || c.Interrupted != "received SIGTERM" || len(c.Probes) < 2 {
+		t.Errorf("complete %v interrupted %q probes %d", c.Complete, c.Interrupted, len(c.Probes))
+	}
+	for _, v := range c.Variants {
+		if v.Outcome != results.CapacityIncomplete || v.Sustains < 1 {
+			t.Errorf("%s: %s ×%g (the first probes held at ×1 and ×2)", v.Variant, v.Outcome, v.Sustains)
 		}
 	}
 }
