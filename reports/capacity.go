@@ -201,6 +201,9 @@ func WriteCapacityText(w io.Writer, c *results.Capacity) error {
 			fmt.Fprintf(w, "  %s held its SLO at ×%s, the largest multiple tried (--max-multiple)\n", v.Variant, multipleText(v.Sustains))
 		}
 	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	if c.Interrupted != "" {
 		fmt.Fprintf(w, "search stopped early: %s\n", c.Interrupted)
 	}

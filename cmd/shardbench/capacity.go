@@ -250,6 +250,8 @@ func runCapacity(ctx context.Context, opts *CapacityOptions) error {
 		doc.Interrupted = interruptReason(ctx)
 	} else if searchErr != nil {
 		doc.Interrupted = searchErr.Error()
+	} else if n := countOutcome(doc.Variants, results.CapacityIncomplete, results.CapacityUnconfirmed); n > 0 {
+		doc.Notes = append(doc.Notes, fmt.Sprintf("the search reached --max-duration %s before %d variant(s) were bracketed to the precision and confirmed: their figures are what was known then", opts.MaxDuration, n))
 	}
 	if err := results.WriteCapacity(cr.out, doc); err != nil {
 		return err
@@ -273,6 +275,18 @@ func runCapacity(ctx context.Context, opts *CapacityOptions) error {
 		return fmt.Errorf("capacity search stopped: %w; what was found so far is in %s", searchErr, cr.out)
 	}
 	return nil
+}
+
+func countOutcome(vs []results.CapacityVariant, outcomes ...string) int {
+	n := 0
+	for _, v := range vs {
+		for _, o := range outcomes {
+			if v.Outcome == o {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func interruptReason(ctx context.Context) string {
