@@ -129,7 +129,10 @@ func variantLabels(vs []results.CapacityVariant) []string {
 			prefix = prefix[:len(prefix)-1]
 		}
 	}
-	cut := strings.LastIndexAny(prefix, "[=,") + 1
+	cut := strings.LastIndexByte(prefix, '=') + 1 // a sweep: keep the parameter's value whole
+	if cut == 0 {
+		cut = strings.LastIndexByte(prefix, '[') + 1
+	}
 	if cut < 8 { // too little in common to be worth it
 		return out
 	}
