@@ -33,8 +33,9 @@ type CapacityOptions struct {
 	Out          string
 	Seed         int64
 	SeedSet      bool
-	// Variants keeps the variants matching any of these patterns (comma-separated).
-	Variants string
+	// Variants keeps the variants matching any of these patterns (variant names hold
+	// commas, so each pattern is its own flag).
+	Variants []string
 	// SLOFile holds the rules to hold variants to (default: the scenario's slo section,
 	// else the default SLO with P99 as its bound).
 	SLOFile string
@@ -111,7 +112,7 @@ probe's own results directory under steps/. See docs/capacity.md.`,
 	f.StringVar(&opts.Target, "target", "", "real database to step, e.g. cassandra://host1,host2:9042?dc=dc1 or mongodb://host:27017 (credentials from the environment, never the URL)")
 	f.StringVarP(&opts.Out, "out", "o", "", "directory for capacity.json, the report and every step's results (default results/<scenario>-capacity-<time>)")
 	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
-	f.StringVar(&opts.Variants, "variants", "", "only the variants matching these patterns (comma-separated; * and ? match)")
+	f.StringArrayVar(&opts.Variants, "variant", nil, "only the variants matching this pattern (* and ? match; repeat for more)")
 	f.StringVar(&opts.SLOFile, "slo", "", "rules file to hold the variants to (default: the scenario's slo section, else the default SLO)")
 	f.DurationVar(&opts.P99, "p99", capacity.Defaults.P99, "the default SLO's bound on every served operation's p99 response time")
 	f.StringVar(&precision, "precision", "5%", "how close the first failing multiple is to the last passing one (5% or 0.05)")
@@ -336,15 +337,15 @@ func loadCapacity(opts *CapacityOptions, simulated bool) (*capacityRun, error) {
 	return cr, nil
 }
 
-// pickVariants keeps the variants --variants names.
+// pickVariants keeps the variants --variant names.
 func (cr *capacityRun) pickVariants() error {
-	if cr.opts.Variants == "" {
+	if len(cr.opts.Variants) == 0 {
 		return nil
 	}
 	var keep []variantSpec
 	for _, v := range cr.in.Variants {
-		for _, pat := range strings.Split(cr.opts.Variants, ",") {
-			if pat = strings.TrimSpace(pat); pat != "" && gate.Match(pat, v.Name) {
+		for _, pat := range cr.opts.Variants {
+			if gate.Match(pat, v.Name) {
 				keep = append(keep, v)
 				break
 			}
@@ -355,7 +356,7 @@ func (cr *capacityRun) pickVariants() error {
 		for _, v := range cr.in.Variants {
 			names = append(names, v.Name)
 		}
-		return usageErrorf("--variants %q matches none of the scenario's variants (%s)", cr.opts.Variants, strings.Join(names, ", "))
+		return usageErrorf("--variant %q matches none of the scenario's variants (%s)", strings.Join(cr.opts.Variants, `", "`), strings.Join(names, ", "))
 	}
 	cr.in.Variants = keep
 	return nil

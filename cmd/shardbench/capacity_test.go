@@ -18,14 +18,14 @@ func TestCapacityFlagsParseIntoOptions(t *testing.T) {
 	io, _, _ := testIO()
 	var got *CapacityOptions
 	cmd := newCapacityCmd(io, func(o *CapacityOptions) error { got = o; return nil })
-	cmd.SetArgs([]string{"s.yaml", "--precision", "10%", "--variants", "a*,b", "--start", "0.5", "--growth", "1.5", "--max-multiple", "8",
+	cmd.SetArgs([]string{"s.yaml", "--precision", "10%", "--variant", "a*", "--variant", "b[x={k: 1, j: 2}]", "--start", "0.5", "--growth", "1.5", "--max-multiple", "8",
 		"--lead-in", "20s", "--p99", "20ms", "--seed", "3", "--slo", "rules.yaml", "-b", "cassandra", "--target", "cassandra://h", "--step", "15s",
 		"--warmup", "5s", "--max-duration", "10m", "--recreate", "-q", "--no-report", "--spin", "0", "-o", "out"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
 	want := CapacityOptions{IO: io, ScenarioPath: "s.yaml", Backend: "cassandra", Target: "cassandra://h", Out: "out", Seed: 3, SeedSet: true,
-		Variants: "a*,b", SLOFile: "rules.yaml", P99: 20 * time.Millisecond, Precision: 0.1, Start: 0.5, Growth: 1.5, Max: 8,
+		Variants: []string{"a*", "b[x={k: 1, j: 2}]"}, SLOFile: "rules.yaml", P99: 20 * time.Millisecond, Precision: 0.1, Start: 0.5, Growth: 1.5, Max: 8,
 		LeadIn: 20 * time.Second, Warmup: 5 * time.Second, Step: 15 * time.Second, MaxDuration: 10 * time.Minute, Recreate: true, Quiet: true, NoReport: true}
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("options\n got %+v\nwant %+v", *got, want)
@@ -215,7 +215,7 @@ func TestCapacityRejectsBadInput(t *testing.T) {
 		opts CapacityOptions
 		want string
 	}{
-		{CapacityOptions{Variants: "nothing*"}, `matches none of the scenario's variants`},
+		{CapacityOptions{Variants: []string{"nothing*"}}, `matches none of the scenario's variants`},
 		{CapacityOptions{Backend: "null"}, "test backend"},
 		{CapacityOptions{Backend: "oracle"}, `unknown backend "oracle"`},
 		{CapacityOptions{SLOFile: writeFile(t, "bad.yaml", "slo:\n  - \"carts.nothing p99 < 5ms\"\n")}, `carts.nothing`},
@@ -268,6 +268,23 @@ func TestCapacityInterruptedKeepsWhatWasFound(t *testing.T) {
 	for _, v := range c.Variants {
 		if v.Outcome != results.CapacityIncomplete || v.Sustains < 1 {
 			t.Errorf("%s: %s ×%g (the first probes held at ×1 and ×2)", v.Variant, v.Outcome, v.Sustains)
+		}
+	}
+}
+
+// --variant patterns match whole names, commas and brackets included.
+func TestCapacityPicksVariants(t *testing.T) {
+	path := writeCapacityScenario(t)
+	io, _, _ := testIO()
+	for _, tc := range []struct {
+		pats []string
+		want int
+	}{{nil, 2}, {[]string{"seed002[products.partition_key=[category, category_shard]]"}, 1}, {[]string{"*[category]]", "*shard]]"}, 2}} {
+		o := &CapacityOptions{IO: io, ScenarioPath: path, Backend: "sim", Variants: tc.pats, P99: 50 * time.Millisecond, Out: filepath.Join(t.TempDir(), "c"), now: time.Now}
+		o.defaultsFor(true)
+		cr, err := loadCapacity(o, true)
+		if err != nil || len(cr.in.Variants) != tc.want {
+			t.Errorf("%q: %v, %d variants; want %d", tc.pats, err, len(cr.in.Variants), tc.want)
 		}
 	}
 }
