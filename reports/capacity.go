@@ -176,7 +176,7 @@ func (squareThumb) Thumbnail(c *draw.Canvas) {
 func WriteCapacityText(w io.Writer, c *results.Capacity) error {
 	fmt.Fprintf(w, "capacity of %s on %s (%s): SLO %s [%s] on the operations each design serves; precision %s; scenario peak %s/s (%s)\n",
 		c.Scenario.Name, c.Backend.Name, capacityMethod(c), c.SLO.Source, strings.Join(c.SLO.Rules, "; "), FormatPct(c.Precision), FormatCount(c.PeakRate), c.PeakPhase)
-	order := capacityOrder(c.Variants)
+	order := c.Ranking()
 	width := len("variant")
 	for _, i := range order {
 		width = max(width, len([]rune(c.Variants[i].Variant)))
@@ -211,35 +211,6 @@ func WriteCapacityText(w io.Writer, c *results.Capacity) error {
 		fmt.Fprintf(w, "search stopped early: %s\n", c.Interrupted)
 	}
 	return nil
-}
-
-// capacityOrder ranks variants: those that held at the largest multiple tried, then by
-// the multiple sustained (highest first), those that failed at the smallest last, and
-// the incomplete after them.
-func capacityOrder(vs []results.CapacityVariant) []int {
-	rank := func(v *results.CapacityVariant) int {
-		switch v.Outcome {
-		case results.CapacityAboveRange:
-			return 0
-		case results.CapacityFound:
-			return 1
-		case results.CapacityBelowRange:
-			return 3
-		}
-		return 2
-	}
-	order := make([]int, len(vs))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		va, vb := &vs[order[a]], &vs[order[b]]
-		if ra, rb := rank(va), rank(vb); ra != rb {
-			return ra < rb
-		}
-		return va.Sustains > vb.Sustains
-	})
-	return order
 }
 
 func capacityMethod(c *results.Capacity) string {
@@ -374,7 +345,7 @@ func RenderCapacity(dir string, opts Options) (*Output, error) {
 	if cv != nil {
 		pg.Charts = append(pg.Charts, cv)
 	}
-	for _, i := range capacityOrder(c.Variants) {
+	for _, i := range c.Ranking() {
 		pg.Causes = append(pg.Causes, causeOf(&c.Variants[i], i))
 	}
 	pg.Search, pg.Probes = capacitySearchTables(c)
@@ -431,7 +402,7 @@ func capacityAnswerTable(c *results.Capacity) *table {
 	for _, k := range []int{1, 2, 3, 4, 5, 6} {
 		t.Head[k].Class = "num"
 	}
-	for _, i := range capacityOrder(c.Variants) {
+	for _, i := range c.Ranking() {
 		v := &c.Variants[i]
 		cause := "—"
 		if v.BreaksFirst != nil {

@@ -29,7 +29,7 @@ func capacityFixture() *results.Capacity {
 		StartedAt: time.Unix(0, 0), EndedAt: time.Unix(300, 0),
 		SLO:      results.CapacitySLO{Source: "default", Rules: []string{"* p99 < 50ms"}, P99BoundMs: 50, Served: true},
 		PeakRate: 100000, PeakPhase: "flash-sale",
-		Window:   &results.CapacityWindow{FromS: 360, ToS: 450, PeakFromS: 390, LeadInS: 30, ScheduleS: 600},
+		Window: &results.CapacityWindow{FromS: 360, ToS: 450, PeakFromS: 390, LeadInS: 30, ScheduleS: 600},
 		Variants: []results.CapacityVariant{
 			{Variant: "seed002[products.partition_key=[category]]", Outcome: results.CapacityFound, Sustains: 0.8, Breaks: 0.84, Headroom: -0.2, SustainedPeakRate: 80000, ServedPeakRate: 41000, Confirmed: true,
 				BreaksFirst: &results.CapacityCause{Kind: results.CauseNode, Subject: "DC1-n4", Summary: "node DC1-n4: its read stage saturated first",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 )
 
@@ -233,6 +234,27 @@ func (c *Capacity) Variant(name string) *CapacityVariant {
 		}
 	}
 	return nil
+}
+
+// Ranking orders the variants (indices into Variants) from the most capacity to the
+// least: those that held their SLO at the largest multiple tried (a lower bound), then
+// those bracketed, by the multiple sustained, then those stopped before they were
+// bracketed, and last those that failed at the smallest multiple tried. Ties keep the
+// scenario's order.
+func (c *Capacity) Ranking() []int {
+	rank := map[string]int{CapacityAboveRange: 0, CapacityFound: 1, CapacityIncomplete: 2, CapacityUnconfirmed: 2, CapacityBelowRange: 3}
+	order := make([]int, len(c.Variants))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		va, vb := &c.Variants[order[a]], &c.Variants[order[b]]
+		if ra, rb := rank[va.Outcome], rank[vb.Outcome]; ra != rb {
+			return ra < rb
+		}
+		return va.Sustains > vb.Sustains
+	})
+	return order
 }
 
 // ReadCapacity loads capacity.json; it returns (nil, nil) when the directory has none.
