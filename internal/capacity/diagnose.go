@@ -232,13 +232,15 @@ func (e *evidence) peakStage() (*results.ServerNode, *results.ServerStage, bool)
 // saturated: the harness, not the design, is the limit.
 func (e *evidence) client() *results.CapacityCause {
 	t := e.servedTotals()
-	if t.late == 0 || t.lagP99 < 0.5*t.respP99 {
+	// Operations waited for a client slot (late, their lag a large part of the response
+	// time) or found none (dropped, with on_full: drop).
+	if t.dropped == 0 && (t.late == 0 || t.lagP99 < 0.5*t.respP99) {
 		return nil
 	}
 	if _, st, sat := e.peakStage(); sat {
 		return nil // a saturated server filled the client's slots
-	} else if st == nil && t.svcP99 >= t.lagP99 {
-		return nil // no server figures, and the servers were slower than the client's wait
+	} else if st == nil && e.serversSlow(t) {
+		return nil // no server figures, and the servers answered slowly
 	}
 	maxIF := int64(0)
 	for _, p := range e.points {
@@ -251,8 +253,8 @@ func (e *evidence) client() *results.CapacityCause {
 	if e.sum.Backend.Simulated || (e.info.MaxInFlight > 0 && maxIF >= int64(e.info.MaxInFlight)) {
 		what = fmt.Sprintf("the client's in-flight limit (load.max_in_flight %d) was reached", e.info.MaxInFlight)
 	}
-	c.Summary = fmt.Sprintf("%s: %s operations started late (schedule lag p99 %s) while the servers kept up: the harness, not the design, is the limit; raise max_in_flight or add load generators",
-		what, countText(float64(t.late)), msText(t.lagP99))
+	c.Summary = fmt.Sprintf("%s: %s operations started late (schedule lag p99 %s) and %s were dropped while the servers kept up: the harness, not the design, is the limit; raise max_in_flight or add load generators",
+		what, countText(float64(t.late)), msText(t.lagP99), countText(float64(t.dropped)))
 	c.Evidence = append(c.Evidence,
 		results.CapacityEvidence{Source: results.SummaryFile, Figure: "late operations", Value: countText(float64(t.late)), Detail: fmt.Sprintf("of %s served", countText(float64(t.scheduled)))},
 		results.CapacityEvidence{Source: results.SummaryFile, Figure: "schedule lag p99", Value: msText(t.lagP99), Detail: fmt.Sprintf("service time p99 %s, response time p99 %s", msText(t.svcP99), msText(t.respP99))})
@@ -266,9 +268,18 @@ func (e *evidence) client() *results.CapacityCause {
 	return c
 }
 
+// serversSlow: the servers' own time (service time) is what took long: half the SLO's p99
+// bound or more, or (without a bound) more than operations waited for the client.
+func (e *evidence) serversSlow(t totals) bool {
+	if b := msOf(e.info.P99Bound); b > 0 {
+		return t.svcP99 >= 0.5*b
+	}
+	return t.svcP99 >= t.lagP99
+}
+
 type totals struct {
-	late, scheduled         int64
-	lagP99, svcP99, respP99 float64 // ms, worst served operation
+	late, dropped, scheduled int64
+	lagP99, svcP99, respP99  float64 // ms, worst served operation
 }
 
 // servedTotals sums the served operations' late counts and takes their worst p99s.
@@ -279,6 +290,7 @@ func (e *evidence) servedTotals() totals {
 			continue
 		}
 		t.late += op.Late
+		t.dropped += op.Dropped
 		t.scheduled += op.Scheduled
 		t.lagP99 = math.Max(t.lagP99, op.Lag.P99)
 		t.svcP99 = math.Max(t.svcP99, op.Service.P99)
@@ -563,11 +575,11 @@ func opWord(stage string) string {
 // client's wait, grew: the servers are the limit; the placement says whether one node
 // took more than its share.
 func (e *evidence) servers() *results.CapacityCause {
-	if e.server != nil || !latencyMetric(e.worstCheck().Metric) {
+	if m := e.worstCheck().Metric; e.server != nil || !(latencyMetric(m) || m == "achieved_ratio" || m == "dropped_share") {
 		return nil
 	}
 	t := e.servedTotals()
-	if t.svcP99 < 0.5*t.respP99 || t.svcP99 == 0 {
+	if !e.serversSlow(t) || t.svcP99 < 0.5*t.respP99 || t.svcP99 == 0 {
 		return nil
 	}
 	c := &results.CapacityCause{Kind: results.CauseCluster, Subject: "cluster"}
@@ -593,6 +605,8 @@ func (e *evidence) servers() *results.CapacityCause {
 	}
 	return c
 }
+
+func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // latencyMetric: a response, service or lag time rule (p99, max, service.p99, ...).
 func latencyMetric(m string) bool {

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardbench/shardbench/internal/results"
 )
@@ -55,7 +56,7 @@ func stage(name string, peak float64, first *float64) results.ServerStage {
 	return s
 }
 
-var catalogInfo = VariantInfo{Name: "v", MaxInFlight: 4096, Ops: map[string][]StepInfo{
+var catalogInfo = VariantInfo{Name: "v", MaxInFlight: 4096, P99Bound: 50 * time.Millisecond, Ops: map[string][]StepInfo{
 	"catalog.product_read":    {{Table: "shop.products", Kind: "read", Database: "cassandra"}},
 	"catalog.stock_decrement": {{Table: "shop.products", Kind: KindLWT, Database: "cassandra"}},
 	"sessions.read":           {{Table: "shop.sessions", Kind: "read", Database: "cassandra"}},
@@ -161,6 +162,20 @@ func TestDiagnoseClientLimit(t *testing.T) {
 	s.server.Variants[0].Nodes[0].Stages[0] = stage("read", 1, sat(10))
 	if c := diagnose(t, s, failedP99("sessions.read", "900ms")); c.Kind == results.CauseClient {
 		t.Errorf("blamed the client with a saturated server: %+v", c)
+	}
+	// A real database (no utilisation): operations dropped (on_full: drop) while the
+	// servers answered fast is the client; dropped while they answered slowly is not.
+	dropped := op("sessions.read", 3, 2, 0, 0, nil)
+	dropped.Dropped = 5000
+	r := &step{sum: sumOf(dropped), hot: hotProducts()}
+	r.sum.Backend = results.BackendInfo{Name: "cassandra"}
+	share := []results.GateCheck{{Name: "[v] all dropped_share == 0", Variant: "v", Subject: "all", Metric: "dropped_share", Status: results.GateFail, Value: 5, Threshold: 0, ValueText: "5%"}}
+	if c := diagnose(t, r, share); c.Kind != results.CauseClient {
+		t.Errorf("dropped with fast servers: %+v", c)
+	}
+	r.sum.Variants[0].Ops[0].Service.P99, r.sum.Variants[0].Ops[0].Response.P99 = 700, 720
+	if c := diagnose(t, r, share); c.Kind == results.CauseClient {
+		t.Errorf("dropped with servers at 700 ms blamed on the client: %+v", c)
 	}
 }
 
