@@ -49,7 +49,9 @@ const capacitySLORules = "slo:\n  - \"* p99 < 250ms\"\n  - \"all achieved_ratio 
 // SLO, one at the multiple found passes. The machine is shared and noisy, so a verifying
 // run that disagrees is run once more before the test fails (and the test says so).
 func TestCapacityOnRealCassandra(t *testing.T) {
+	waited := time.Now()
 	hosts := itest.Cassandra(t)
+	t.Logf("the cluster's lock after %s", time.Since(waited).Round(time.Second))
 	design, _ := filepath.Abs("../../scenarios/designs/seed001-cassandra.yaml")
 	scenario := func(rate float64, d time.Duration) string {
 		r := strings.NewReplacer("RATE", fmt.Sprintf("%.0f", rate), "DURATION", d.String(), "DESIGN", design)
@@ -107,6 +109,8 @@ func TestCapacityOnRealCassandra(t *testing.T) {
 		}
 		return gr.Verdict == results.GatePass
 	}
+	verifying := time.Now()
+	defer func() { t.Logf("verifying runs took %s", time.Since(verifying).Round(time.Second)) }()
 	for _, tc := range []struct {
 		m    float64
 		pass bool
