@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/itest"
+	"github.com/shardbench/shardbench/internal/results"
 )
 
 // The browser test drives Debian's Chromium over the DevTools protocol through
@@ -425,6 +426,15 @@ func TestBrowserOpensReports(t *testing.T) {
 	if b, err := os.ReadFile(outC.HTML); err != nil || !strings.Contains(string(b), `<section id="keys">`) || !strings.Contains(string(b), "analyzeShardKey failed:") {
 		t.Fatalf("the report with analysis.json has no key analysis section (%v)", err)
 	}
+	// A capacity search's page (shardbench capacity).
+	capDir := filepath.Join(t.TempDir(), "capacity")
+	if err := results.WriteCapacity(capDir, capacityFixture()); err != nil {
+		t.Fatal(err)
+	}
+	outD, err := Render(capDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	br := startBrowser(t, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -440,6 +450,8 @@ func TestBrowserOpensReports(t *testing.T) {
 		{"compare-phone", outB, 390, 844, true},
 		{"keys-desktop", outC, 1280, 900, false},
 		{"keys-phone", outC, 390, 844, true},
+		{"capacity-desktop", outD, 1280, 900, false},
+		{"capacity-phone", outD, 390, 844, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			maxH := 6000
