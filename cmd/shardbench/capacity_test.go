@@ -132,6 +132,12 @@ func TestCapacityFindsWhereEachVariantBreaks(t *testing.T) {
 		if v.ServedPeakRate < 0.9*v.SustainedPeakRate || v.SustainedPeakRate != 800*v.Sustains || v.Headroom != v.Sustains-1 {
 			t.Errorf("%s: served %g/s at the peak, offered %g/s, headroom %g", v.Variant, v.ServedPeakRate, v.SustainedPeakRate, v.Headroom)
 		}
+		for _, pt := range v.Curve {
+			w, ok := pt.Workloads["catalog"]
+			if !ok || w.Pass != pt.Pass || w.P99Ms != pt.P99Ms {
+				t.Errorf("%s at ×%g: catalog workload %+v, the point %+v (catalog is the only workload)", v.Variant, pt.Multiple, w, pt)
+			}
+		}
 		bf := v.BreaksFirst
 		if bf == nil || bf.Kind != results.CauseNode || !strings.Contains(bf.Summary, "category='electronics'") || !strings.Contains(bf.Summary, "read stage saturated first") || len(bf.Evidence) < 3 {
 			t.Errorf("%s: breaks first %+v", v.Variant, bf)

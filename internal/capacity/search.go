@@ -306,7 +306,7 @@ func (s *Search) round(ctx context.Context, groups []*group) error {
 			}
 			p := &Probed{Kind: g.spec.Kind, Multiple: g.spec.Multiple, Step: g.spec.Step, Ran: r.ran, Verdict: vd}
 			t.Curve = append(t.Curve, results.CapacityPoint{Multiple: p.Multiple, OfferedRate: p.Multiple * s.PeakRate, Kind: p.Kind,
-				Pass: vd.Pass, P99Ms: vd.WorstP99Ms, Op: vd.WorstOp, Step: p.Step})
+				Pass: vd.Pass, P99Ms: vd.WorstP99Ms, Op: vd.WorstOp, Step: p.Step, Workloads: vd.Workloads})
 			t.update(p, s)
 		}
 		s.probes = append(s.probes, pr)

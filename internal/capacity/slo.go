@@ -105,6 +105,9 @@ type Verdict struct {
 	WorstOp    string
 	// ServedPeakRate is served operations completed per second over the probe's peak.
 	ServedPeakRate float64
+	// Workloads is the same per workload (the operation's prefix: sessions, carts,
+	// catalog, ...): whether the checks on its operations passed, and its worst p99.
+	Workloads map[string]results.CapacityWorkloadPoint
 }
 
 // Judge evaluates the SLO on one probe's results directory for every variant in it, and
@@ -139,15 +142,40 @@ func Judge(dir string, slo *SLO, served Served, peakFrom, peakTo time.Duration) 
 				vd.Failed = append(vd.Failed, c)
 			}
 		}
+		vd.Workloads = map[string]results.CapacityWorkloadPoint{}
 		for _, op := range v.Ops {
+			w, seen := vd.Workloads[workloadOf(op.Op)]
+			if !seen {
+				w.Pass = true // until one of its checks fails
+			}
 			if op.Response.Count > 0 && (vd.WorstOp == "" || op.Response.P99 > vd.WorstP99Ms) {
 				vd.WorstP99Ms, vd.WorstOp = op.Response.P99, op.Op
+			}
+			if op.Response.Count > 0 && (w.Op == "" || op.Response.P99 > w.P99Ms) {
+				w.P99Ms, w.Op = op.Response.P99, op.Op
+			}
+			vd.Workloads[workloadOf(op.Op)] = w
+		}
+		for _, c := range vd.Failed {
+			if w, ok := vd.Workloads[workloadOf(c.Subject)]; ok {
+				w.Pass = false
+				vd.Workloads[workloadOf(c.Subject)] = w
 			}
 		}
 		vd.ServedPeakRate = servedRate(points, v.Name, peakFrom, peakTo)
 		out[v.Name] = vd
 	}
 	return out, nil
+}
+
+// workloadOf is an operation's workload: the prefix of its name ("carts.add_item":
+// "carts"). Subjects that are not operations ("all", "table:…", "nodes") have none.
+func workloadOf(op string) string {
+	w, _, ok := strings.Cut(op, ".")
+	if !ok || strings.Contains(w, ":") {
+		return ""
+	}
+	return w
 }
 
 // servedRate is the served operations completed per second in the intervals of

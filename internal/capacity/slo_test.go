@@ -2,6 +2,8 @@ package capacity
 
 import (
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +96,44 @@ func TestRoundMultiple(t *testing.T) {
 		if got := roundMultiple(in); math.Abs(got-want) > 1e-9*want {
 			t.Errorf("roundMultiple(%g) = %g, want %g", in, got, want)
 		}
+	}
+}
+
+// Judge holds each variant to the rules on what it serves, per workload too, and leaves
+// the checks in the step's gate.json.
+func TestJudge(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "step")
+	d, err := results.Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := results.Variant{Name: "v", DurationS: 10, Ops: []results.OpStats{
+		results.FromSet("carts.read", "read", set(2000, 100, metrics.OK, 0), 10, 10),
+		results.FromSet("sessions.read", "read", set(2000, 2, metrics.OK, 0), 10, 10),
+		results.FromSet("views.append", "write", set(2000, 0.001, metrics.NotSupported, 2000), 10, 10),
+	}}
+	sum := &results.Summary{Complete: true, Scenario: results.ScenarioInfo{DurationS: 10}, Variants: []results.Variant{v}}
+	if err := d.WriteSummary(sum); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	slo, err := DefaultSLO(Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vds, err := Judge(dir, slo, func(_, op string) bool { return op != "views.append" }, 0, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vd := vds["v"]
+	if vd.Pass || len(vd.Failed) != 1 || vd.Failed[0].Subject != "carts.read" || vd.WorstOp != "carts.read" || vd.WorstP99Ms < 99 {
+		t.Errorf("verdict %+v", vd)
+	}
+	if c, s := vd.Workloads["carts"], vd.Workloads["sessions"]; c.Pass || !s.Pass || s.P99Ms > 3 || len(vd.Workloads) != 2 {
+		t.Errorf("workloads %+v", vd.Workloads)
+	}
+	g, err := results.ReadGate(dir)
+	if err != nil || g == nil || g.Failed != 1 || !strings.Contains(g.Sources[0], "each design serves") {
+		t.Errorf("gate.json %+v: %v", g, err)
 	}
 }

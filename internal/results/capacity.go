@@ -203,6 +203,17 @@ type CapacityPoint struct {
 	P99Ms float64 `json:"p99_ms"`
 	Op    string  `json:"op,omitempty"`
 	Step  string  `json:"step"`
+	// Workloads is the same per workload (the operations' name prefix: sessions, carts,
+	// views, orders, catalog), for verdicts per entity: whether the SLO's checks on that
+	// workload's operations held (checks on the totals belong to none), its worst p99.
+	Workloads map[string]CapacityWorkloadPoint `json:"workloads,omitempty"`
+}
+
+// CapacityWorkloadPoint is one workload's figures at one probe.
+type CapacityWorkloadPoint struct {
+	Pass  bool    `json:"pass"`
+	P99Ms float64 `json:"p99_ms"`
+	Op    string  `json:"op,omitempty"`
 }
 
 // Probe kinds.
