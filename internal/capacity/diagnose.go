@@ -73,6 +73,9 @@ func Diagnose(dir string, info VariantInfo, failed []results.GateCheck) (*result
 	}
 	for _, rule := range []func() *results.CapacityCause{e.partitionSize, e.client, e.lwt, e.saturated, e.servers, e.errorsOnly} {
 		if c := rule(); c != nil {
+			if c.Kind != results.CausePartitionSize {
+				c.Evidence = append(c.Evidence, e.oversized()...)
+			}
 			c.Evidence = append(c.Evidence, e.failedEvidence()...)
 			return c, nil
 		}
@@ -167,6 +170,29 @@ func (e *evidence) partitionSize() *results.CapacityCause {
 		return cause
 	}
 	return nil
+}
+
+// oversized lists the partitions of the failed operations' tables projected past their
+// size limit: not what broke (no rule on size failed), but what a reader must know.
+func (e *evidence) oversized() []results.CapacityEvidence {
+	if e.hot == nil {
+		return nil
+	}
+	tables := e.tablesOf(e.failedOps())
+	var out []results.CapacityEvidence
+	for _, tb := range e.hot.Tables {
+		if !tables[tb.Table] {
+			continue
+		}
+		for _, pr := range tb.Projections {
+			if pr.Exceeds {
+				out = append(out, results.CapacityEvidence{Source: results.HotspotsFile, Figure: "projected size of " + shortTable(tb.Table) + " " + pr.Key,
+					Value: bytesText(pr.ProjectedBytes), Detail: fmt.Sprintf("past the %s limit by %s (no SLO rule on size)", bytesText(pr.LimitBytes), pr.Horizon)})
+				break // the largest of the table is enough
+			}
+		}
+	}
+	return out
 }
 
 // largestProjection is the largest projected partition of the tables matching name.

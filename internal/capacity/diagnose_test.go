@@ -107,6 +107,11 @@ func TestDiagnoseSaturatedNodeAndItsHotPartition(t *testing.T) {
 	for _, e := range c.Evidence {
 		sources[e.Source] = true
 	}
+	// A partition past its size limit in the failed operation's table is evidence too.
+	s.hot.Variants[0].Tables[0].Projections = []results.SizeProjection{{Key: "category='electronics'", ProjectedBytes: 3e8, LimitBytes: 1e8, Horizon: "1 year", Exceeds: true}}
+	if c := diagnose(t, s, failedP99("catalog.product_read", "900ms")); c.Kind != results.CauseNode || !strings.Contains(c.Evidence[len(c.Evidence)-2].Figure, "projected size of products category='electronics'") {
+		t.Errorf("oversized partition not in the evidence: %+v", c.Evidence)
+	}
 	if !sources[results.ServerFile] || !sources[results.HotspotsFile] || !sources[results.GateFile] {
 		t.Errorf("evidence from %v, want server.json, hotspots.json and gate.json", sources)
 	}
