@@ -433,7 +433,7 @@ func (cr *capacityRun) search(started time.Time) *capacity.Search {
 	o := cr.opts
 	s := &capacity.Search{
 		PeakRate: cr.peak.Rate, Start: o.Start, Growth: o.Growth, Precision: o.Precision, Min: o.Min, Max: o.Max,
-		Window: cr.simulated, OnePerProbe: !cr.simulated, Concurrency: 1,
+		Window: cr.simulated && !cr.wholeWindow(), Whole: cr.simulated && cr.wholeWindow(), OnePerProbe: !cr.simulated, Concurrency: 1,
 		Run: cr.probe, Judge: cr.judge,
 	}
 	if cr.simulated {
@@ -453,6 +453,13 @@ func (cr *capacityRun) search(started time.Time) *capacity.Search {
 		s.Variants = append(s.Variants, v.Name)
 	}
 	return s
+}
+
+// wholeWindow: the window around the peak is the whole schedule (a single constant
+// phase, a peak that starts within the lead-in and lasts to the end), so the probes run
+// the whole schedule and need no confirming.
+func (cr *capacityRun) wholeWindow() bool {
+	return cr.window.From == 0 && cr.window.To >= cr.peak.Schedule
 }
 
 // probe runs one probe of the search into steps/<name>.

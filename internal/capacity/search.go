@@ -53,13 +53,16 @@ type JudgeFunc func(r Ran) (map[string]Verdict, error)
 // searched one after another, each stepping up from Start until its first breach and then
 // bisecting with further steps.
 type Search struct {
-	Variants    []string
-	PeakRate    float64 // offered peak rate at multiple 1, for the curve
-	Start       float64
-	Growth      float64
-	Precision   float64
-	Min, Max    float64
-	Window      bool
+	Variants  []string
+	PeakRate  float64 // offered peak rate at multiple 1, for the curve
+	Start     float64
+	Growth    float64
+	Precision float64
+	Min, Max  float64
+	Window    bool
+	// Whole (without Window): every probe runs the whole schedule (a schedule whose peak
+	// window is all of it).
+	Whole       bool
 	OnePerProbe bool
 	// ConfirmGrowth is the step of a search on the whole schedule after the window's
 	// answer did not hold there (default 1 + 4 × Precision).
@@ -144,8 +147,11 @@ func (s *Search) Do(ctx context.Context) ([]Answer, []results.CapacityProbe, err
 		return nil, nil, err
 	}
 	mode := results.ProbeStep
-	if s.Window {
+	switch {
+	case s.Window:
 		mode = results.ProbeWindow
+	case s.Whole:
+		mode = results.ProbeFull
 	}
 	tracks := make([]*track, len(s.Variants))
 	for i, v := range s.Variants {
@@ -383,6 +389,8 @@ func (t *track) finishMode(outcome string, s *Search) {
 	switch {
 	case t.mode == results.ProbeStep:
 		t.Confirmation = "measured steps"
+	case t.wOutcome == "":
+		t.Confirmation = "the whole schedule, probed throughout"
 	case t.wOutcome == outcome && t.wLo == t.lo && t.wHi == t.hi:
 		t.Confirmation = "the whole schedule gives the window's answer"
 	default:

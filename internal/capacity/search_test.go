@@ -327,3 +327,25 @@ func TestSearchBoundsVariantsRunningAtOnce(t *testing.T) {
 		t.Errorf("at most %d variants in %d probes ran at once; want ≤ 2 variants in 2 probes", peak, peakProbes)
 	}
 }
+
+// A schedule that is all peak is searched on the whole schedule directly.
+func TestSearchWholeSchedule(t *testing.T) {
+	names := []string{"a"}
+	th := map[string]float64{"a": 3.3}
+	f := newFake(names, map[string]float64{"a": 100}, th) // a window would say otherwise
+	s := f.search(false)
+	s.Whole = true
+	ans, _, err := s.Do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBracket(t, ans[0], 3.3, 0.05)
+	for _, p := range f.ran {
+		if p.Kind != results.ProbeFull {
+			t.Fatalf("probe %+v", p)
+		}
+	}
+	if ans[0].Confirmation != "the whole schedule, probed throughout" {
+		t.Errorf("confirmation %q", ans[0].Confirmation)
+	}
+}
