@@ -338,9 +338,11 @@ func (e *evidence) lwt() *results.CapacityCause {
 		if table == "" || st == nil {
 			continue
 		}
+		// Contention shows as compare-and-sets that conflict, or that time out while no
+		// server saturated (a saturated node times out every kind of request: that is the
+		// node's doing, named by the saturation rule).
 		conflicts, timeouts := st.Errors[metrics.Conflict.String()], st.Errors[metrics.Timeout.String()]
-		worst := e.worstCheck()
-		if conflicts == 0 && timeouts == 0 && worst.Subject != op {
+		if _, _, sat := e.peakStage(); conflicts == 0 && (timeouts == 0 || sat) {
 			continue
 		}
 		c := &results.CapacityCause{Kind: results.CauseLWT, Subject: shortTable(table)}
@@ -559,8 +561,8 @@ func replicaText(p *results.PartitionLoad) string {
 	return ""
 }
 
-// placeText says where the partition lives, and for a MongoDB chunk holding a single
-// value of a ranged shard key that the balancer cannot split it (a jumbo chunk).
+// placeText says where the partition lives, and, for one value of a ranged MongoDB shard
+// key, that no split can divide it (chunks split between values only).
 func placeText(p *results.PartitionLoad, tb *results.TableHotspots) string {
 	if len(p.Replicas) > 0 {
 		return " (replicas " + strings.Join(p.Replicas, ", ") + ")"
@@ -573,7 +575,7 @@ func placeText(p *results.PartitionLoad, tb *results.TableHotspots) string {
 		where += ", chunk " + p.Range
 	}
 	if singleValue(p.Key, tb.Key) {
-		where += "; one value of the shard key " + tb.Key + ": a chunk that cannot be split or moved apart (jumbo)"
+		where += "; one value of the ranged shard key " + tb.Key + ", which no chunk split can divide: it stays on one shard whatever the balancer does, a jumbo chunk once it outgrows the chunk size"
 	}
 	return where + ")"
 }

@@ -191,6 +191,13 @@ func TestDiagnoseLWTContention(t *testing.T) {
 	if c.Kind != results.CauseLWT || c.Subject != "products category='electronics'" || !strings.Contains(c.Summary, "800 timeouts and 120 conflicts") {
 		t.Errorf("cause %+v", c)
 	}
+	// A slow LWT on a saturated node with no conflict is the node's doing.
+	s.sum.Variants[0].Ops[0].Errors = map[string]int64{"timeout": 800}
+	s.server = &results.ServerReport{Variants: []results.ServerVariant{{Variant: "v", Nodes: []results.ServerNode{
+		{Node: "dc1-n4", Stages: []results.ServerStage{stage("read", 0.5, nil), stage("write", 1, sat(40))}}}}}}
+	if c := diagnose(t, s, failedP99("catalog.stock_decrement", "2s")); c.Kind != results.CauseNode || !strings.Contains(c.Summary, "write stage saturated first") {
+		t.Errorf("timeouts on a saturated node: %+v", c)
+	}
 }
 
 // A real database reports no utilisation: service time says the servers were the limit,

@@ -22,6 +22,10 @@ type ProbeSpec struct {
 	Step string
 }
 
+// weight is what a probe holds in memory, in variants at multiple 1: a variant past its
+// capacity holds a backlog that grows with the rate.
+func (p ProbeSpec) weight() float64 { return float64(len(p.Variants)) * max(1, p.Multiple) }
+
 // Ran is what a probe left: its results directory and where the peak is on its time line
 // (for the served rate at the peak).
 type Ran struct {
@@ -68,10 +72,12 @@ type Search struct {
 	// answer did not hold there (default 1 + 4 × Precision).
 	ConfirmGrowth float64
 	// Concurrency is how many probes run at once (default 1), VariantBudget how many
-	// variants they may hold together (0: no bound): simulated variants each hold their
-	// cluster and hot-partition state while they run.
+	// variants they may hold together, each counted as its multiple (at least 1), and how
+	// many one probe may hold (0: no bound): a simulated variant holds its cluster and
+	// hot-partition state while it runs, and past its capacity a backlog of operations
+	// that grows with the rate.
 	Concurrency   int
-	VariantBudget int
+	VariantBudget float64
 	// Deadline, when set, is when no further probe starts; variants not yet bracketed to
 	// the precision are reported incomplete with what is known.
 	Deadline time.Time
@@ -213,7 +219,10 @@ type group struct {
 }
 
 // groups puts the tracks due at the same kind and multiple into one probe each, in a
-// fixed order (kind, then multiple): the search is the same every time.
+// fixed order (kind, then multiple): the search is the same every time. With a
+// VariantBudget, a probe at multiple m holds at most budget/m variants (at least one): a
+// simulated variant past its capacity holds its growing backlog of operations in memory,
+// in proportion to the rate.
 func (s *Search) groups(active []*track) []*group {
 	byKey := map[string]*group{}
 	var out []*group
@@ -223,7 +232,7 @@ func (s *Search) groups(active []*track) []*group {
 		}
 		key := t.mode + "@" + strconv.FormatFloat(t.next, 'g', -1, 64)
 		g := byKey[key]
-		if g == nil || s.OnePerProbe {
+		if g == nil || s.OnePerProbe || (s.VariantBudget > 0 && float64(len(g.tracks)+1)*max(1, t.next) > s.VariantBudget) {
 			g = &group{spec: ProbeSpec{Kind: t.mode, Multiple: t.next}}
 			byKey[key] = g
 			out = append(out, g)
@@ -257,10 +266,10 @@ func (s *Search) round(ctx context.Context, groups []*group) error {
 	// within VariantBudget (a probe larger than the budget runs alone).
 	var mu sync.Mutex
 	cond := sync.NewCond(&mu)
-	running, weight := 0, 0
+	running, weight := 0, 0.0
 	var wg sync.WaitGroup
 	for i, g := range groups {
-		w := len(g.spec.Variants)
+		w := g.spec.weight()
 		mu.Lock()
 		for running > 0 && (running >= s.Concurrency || (s.VariantBudget > 0 && weight+w > s.VariantBudget)) {
 			cond.Wait()

@@ -308,7 +308,7 @@ func TestSearchBoundsVariantsRunningAtOnce(t *testing.T) {
 		mu.Lock()
 		running += len(p.Variants)
 		probes++
-		if len(p.Variants) <= s.VariantBudget {
+		if float64(len(p.Variants)) <= s.VariantBudget {
 			peak = max(peak, running)
 		}
 		peakProbes = max(peakProbes, probes)
@@ -347,5 +347,25 @@ func TestSearchWholeSchedule(t *testing.T) {
 	}
 	if ans[0].Confirmation != "the whole schedule, probed throughout" {
 		t.Errorf("confirmation %q", ans[0].Confirmation)
+	}
+}
+
+// With a variant budget, probes at high multiples hold fewer variants.
+func TestSearchSplitsProbesAtHighMultiples(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	th := map[string]float64{"a": 30, "b": 30, "c": 30, "d": 30, "e": 30, "f": 30}
+	f := newFake(names, th, th)
+	s := f.search(false)
+	s.VariantBudget = 8
+	if _, _, err := s.Do(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.ran {
+		if n := len(p.Variants); n > 1 && float64(n)*p.Multiple > 8 {
+			t.Errorf("probe at ×%g holds %d variants", p.Multiple, n)
+		}
+	}
+	if f.ran[0].Multiple != 1 || len(f.ran[0].Variants) != 6 {
+		t.Errorf("first probe %+v", f.ran[0])
 	}
 }
