@@ -259,7 +259,8 @@ func openBackends(ctx context.Context, d drive, in *runInput) ([]engine.Variant,
 	open := backendOpeners[d.Backend]
 	var out []engine.Variant
 	for _, spec := range in.Variants {
-		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params}
+		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params,
+			Unserved: backend.Unserved(spec.Plan, 0, d.Backend)}
 		cfg := backend.Config{
 			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
 			VariantIndex: spec.Index, Target: d.Target, Options: in.Scenario.Backends[d.Backend],
