@@ -45,9 +45,12 @@ designs:
 const capacitySLORules = "slo:\n  - \"* p99 < 250ms\"\n  - \"all achieved_ratio >= 0.95\"\n  - \"all error_rate < 1%\"\n"
 
 // A capacity search against the real 3-node Cassandra finds a maximum within the step
-// precision, and fixed-rate runs agree: one at the first failing multiple fails the same
-// SLO, one at the multiple found passes. The machine is shared and noisy, so a verifying
-// run that disagrees is run once more before the test fails (and the test says so).
+// precision, and fixed-rate runs agree: one a step above the first failing multiple fails
+// the same SLO, one a step below the multiple found passes. The cluster shares two cores
+// with everything else on the machine, so its capacity moves by tens of percent from one
+// minute to the next: the verifying runs stand one precision step outside the bracket
+// (at the bracket's own ends a run is a coin toss), and one that still disagrees is run
+// once more before the test fails (the log says so).
 func TestCapacityOnRealCassandra(t *testing.T) {
 	waited := time.Now()
 	hosts := itest.Cassandra(t)
@@ -114,7 +117,7 @@ func TestCapacityOnRealCassandra(t *testing.T) {
 	for _, tc := range []struct {
 		m    float64
 		pass bool
-	}{{v.Breaks, false}, {v.Sustains, true}} {
+	}{{v.Breaks * (1 + precision), false}, {v.Sustains / (1 + precision), true}} {
 		got := verify(tc.m)
 		if got != tc.pass {
 			t.Logf("run at ×%g: SLO held=%v, the search said %v; on a shared machine that can be noise: running it once more", tc.m, got, tc.pass)
