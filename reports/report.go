@@ -46,6 +46,10 @@ type Options struct {
 	Version string
 	// Now is the clock for the "generated" line (tests fix it).
 	Now func() time.Time
+	// AnalysisDir and CapacityDir are a key analysis's and a capacity search's results
+	// directories for the verdict of a run (default: the run's own analysis.json and
+	// capacity.json, if any). Render writes the verdict to Out as verdict.json.
+	AnalysisDir, CapacityDir string
 }
 
 // Output lists what a report wrote.
@@ -74,6 +78,7 @@ func Render(dir string, opts Options) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	judgeRun(r, opts)
 	labelRuns([]*run{r})
 	return render([]*run{r}, false, opts)
 }
@@ -237,7 +242,8 @@ type cell struct {
 	Text, Class, Title string
 	Swatch             bool
 	Color              int
-	Span               int // columns the cell spans (0: one)
+	Span               int    // columns the cell spans (0: one)
+	Link               string // where the figure's evidence is (an anchor or a file)
 }
 
 type row struct {
@@ -336,6 +342,7 @@ type page struct {
 	Banners                    []banner
 	TOC                        []tocEntry
 	Verdicts                   []verdictView
+	Ranking                    *rankingView
 	Meta, Phases               *table
 	Legend                     []swatch
 	Glance                     *table
@@ -359,6 +366,9 @@ func (r *renderer) page() (*page, error) {
 	r.titles(pg)
 	r.banners(pg)
 	pg.Verdicts = r.verdicts()
+	if !r.compare && r.runs[0].Verdict != nil {
+		pg.Ranking = r.ranking(r.runs[0].Verdict, r.runs[0], capacityLink(r.opts.Out, r.opts.CapacityDir))
+	}
 	pg.Meta = r.metaTable()
 	pg.Phases = r.phasesTable()
 	for _, s := range r.sides {

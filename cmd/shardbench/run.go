@@ -188,6 +188,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if !opts.Quiet {
 		printRunSummary(opts.IO.Out, sum, out)
 	}
+	writeVerdict(opts.IO, out, opts.Quiet)
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", out)
 	}
