@@ -131,7 +131,7 @@ func overall(cs []results.Criterion) (string, string) {
 func rank(rs []results.VerdictRank) []results.VerdictRank {
 	type key struct {
 		status, fails, warns int
-		capacity, cov, heat float64
+		capacity, cov, heat  float64
 	}
 	keyOf := func(r *results.VerdictRank) key {
 		k := key{capacity: -1, cov: -1, heat: 2, status: statusOrder[r.Status]}
