@@ -196,6 +196,7 @@ type capacityRun struct {
 	window    capacity.Window
 	out       string
 	recreated sync.Map // variant index → true once its schema was recreated
+	loaded    sync.Map // variant index → true once its population was loaded (real databases)
 	hardStop  <-chan struct{}
 }
 
@@ -506,6 +507,16 @@ func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []i
 		}
 	}
 	in.Variants = keep
+	// A real database is loaded with the population before a variant's first step; its
+	// later steps reuse it.
+	skipLoad := !cr.simulated
+	if !cr.simulated {
+		for _, i := range idx {
+			if _, done := cr.loaded.LoadOrStore(i, true); !done {
+				skipLoad = false
+			}
+		}
+	}
 	recreate := false
 	if cr.opts.Recreate && !cr.simulated {
 		for _, i := range idx {
@@ -530,7 +541,7 @@ func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []i
 	if spin == 0 {
 		spin = -1
 	}
-	_, err = driveRun(ctx, in, rd, drive{IO: cr.quietIO(), Backend: cr.opts.Backend, Target: cr.opts.Target, Recreate: recreate, Quiet: true, SpinBelow: spin, HardStop: cr.hardStop})
+	_, err = driveRun(ctx, in, rd, drive{IO: cr.quietIO(), Backend: cr.opts.Backend, Target: cr.opts.Target, Recreate: recreate, SkipLoad: skipLoad, Quiet: true, SpinBelow: spin, HardStop: cr.hardStop})
 	return err
 }
 

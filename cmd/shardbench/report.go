@@ -187,6 +187,9 @@ func checkResultsDir(dir string) error {
 	_, aerr := os.Stat(filepath.Join(dir, results.AnalysisFile)) // shardbench analyze
 	_, cerr := os.Stat(filepath.Join(dir, results.CapacityFile)) // shardbench capacity
 	if errors.Is(serr, os.ErrNotExist) && errors.Is(herr, os.ErrNotExist) && errors.Is(aerr, os.ErrNotExist) && errors.Is(cerr, os.ErrNotExist) {
+		if err := results.CheckRunTraces(dir); err != nil {
+			return usageError(err)
+		}
 		return usageErrorf("%s is not a results directory (no %s, %s, %s or %s)", dir, results.SummaryFile, results.HotspotsFile, results.AnalysisFile, results.CapacityFile)
 	}
 	return nil

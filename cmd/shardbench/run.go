@@ -17,8 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/backend/sim"
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
 // RunOptions are the inputs of `shardbench run`.
@@ -29,13 +31,17 @@ type RunOptions struct {
 	Target       string
 	Out          string
 	Duration     time.Duration
+	DurationSet  bool
 	RateScale    float64
+	RateScaleSet bool
 	Seed         int64
 	SeedSet      bool
 	Quiet        bool
 	NoReport     bool
 	// Recreate drops and recreates each variant's schema on real databases.
 	Recreate bool
+	// SkipLoad leaves out the load step on real databases: reuse one loaded before.
+	SkipLoad bool
 	// Gate evaluates SLO rules at the end of the run: gateScenario (--gate alone) for the
 	// scenario's slo section, else a rules file (--gate=FILE). GateStrict fails on skipped
 	// checks; JUnit writes the checks as JUnit XML.
@@ -83,8 +89,16 @@ the exit code is then 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ScenarioPath = args[0]
 			opts.SeedSet = cmd.Flags().Changed("seed")
+			opts.DurationSet = cmd.Flags().Changed("duration")
+			opts.RateScaleSet = cmd.Flags().Changed("rate-scale")
+			if opts.Spin < 0 {
+				return usageErrorf("--spin must not be negative, got %s (0 never spins)", opts.Spin)
+			}
 			if opts.JUnit != "" && opts.Gate == "" {
 				return usageErrorf("--junit needs --gate")
+			}
+			if opts.SkipLoad && opts.Recreate {
+				return usageErrorf("--skip-load reuses a loaded database, which --recreate drops: use one or the other")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -102,6 +116,7 @@ the exit code is then 1.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing while running")
 	f.DurationVar(&opts.Spin, "spin", engine.DefaultSpinBelow, "dispatch waits shorter than this spin instead of sleeping: precise starts at high rates for up to a core of client CPU; 0 never spins (cheaper beside a server on the same machine; starts up to a timer tick late, still counted from the intended time)")
 	f.BoolVar(&opts.Recreate, "recreate", false, "real databases: drop and recreate each variant's keyspace or database before the run")
+	f.BoolVar(&opts.SkipLoad, "skip-load", false, "real databases: do not load the scenario's population before measuring (reuse a database loaded by an earlier run; the results say whether it holds this population)")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
 	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof reads it)")
 	f.StringVar(&opts.Gate, "gate", "", "check the scenario's slo section at the end (exit 1 if a check fails); --gate=FILE checks the rules in FILE")
@@ -138,13 +153,25 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if backendOpeners[opts.Backend] == nil {
 		return usageErrorf("unknown backend %q (choose from %s)", opts.Backend, strings.Join(backendNames(), ", "))
 	}
-	ov := runOverrides{Duration: opts.Duration, RateScale: opts.RateScale}
+	ov := runOverrides{Duration: opts.Duration, DurationSet: opts.DurationSet, RateScale: opts.RateScale, RateScaleSet: opts.RateScaleSet}
 	if opts.SeedSet {
 		ov.Seed = &opts.Seed
 	}
 	in, err := loadRun(opts.ScenarioPath, ov)
 	if err != nil {
 		return err
+	}
+	if opts.Backend == "sim" {
+		if err := sim.CheckMemory(in.Scenario); err != nil {
+			return usageError(err)
+		}
+	}
+	if err := results.CheckRunSize(len(in.Variants), len(in.Ops), in.Schedule.Duration()); err != nil {
+		if !opts.DurationSet {
+			pos, path := in.Scenario.Load.Loc.At("phases")
+			return usageError(yamlx.Errors{{Pos: pos, Path: path, Msg: err.Error()}})
+		}
+		return usageErrorf("--duration %s: %v", yamlx.FormatDuration(opts.Duration), err)
 	}
 	gateRules, err := runGateRules(opts, in)
 	if err != nil {
@@ -178,7 +205,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			sc.Name, opts.Backend, len(in.Variants), in.Schedule.Duration(), in.Schedule.Expected(), out)
 	}
 	sum, runErr := driveRun(ctx, in, dir, drive{
-		IO: opts.IO, Backend: opts.Backend, Target: opts.Target, Recreate: opts.Recreate, Quiet: opts.Quiet,
+		IO: opts.IO, Backend: opts.Backend, Target: opts.Target, Recreate: opts.Recreate, SkipLoad: opts.SkipLoad, Quiet: opts.Quiet,
 		SpinBelow: spinBelow(opts), Progress: prog.update, HardStop: hardStop,
 	})
 	prog.done()
@@ -215,10 +242,13 @@ type drive struct {
 	IO              *IO
 	Backend, Target string
 	Recreate        bool
-	Quiet           bool
-	SpinBelow       time.Duration
-	Progress        func(engine.Progress)
-	HardStop        <-chan struct{}
+	// SkipLoad: the real database already holds the population (--skip-load, or a
+	// capacity search's later steps).
+	SkipLoad  bool
+	Quiet     bool
+	SpinBelow time.Duration
+	Progress  func(engine.Progress)
+	HardStop  <-chan struct{}
 }
 
 // driveRun is the run path `run` and `capacity` share: it opens a backend for each of the
@@ -265,7 +295,7 @@ func openBackends(ctx context.Context, d drive, in *runInput) ([]engine.Variant,
 		cfg := backend.Config{
 			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
 			VariantIndex: spec.Index, Target: d.Target, Options: in.Scenario.Backends[d.Backend],
-			Recreate: d.Recreate, Log: d.IO.ErrOut,
+			Recreate: d.Recreate, SkipLoad: d.SkipLoad, Log: d.IO.ErrOut,
 		}
 		if err := open(ctx, cfg, &v, &info); err != nil {
 			closeVariants(out)

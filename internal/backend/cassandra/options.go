@@ -10,7 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/inputfile"
+	"github.com/shardbench/shardbench/internal/redact"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
@@ -45,9 +48,9 @@ type Options struct {
 	PasswordFile string `yaml:"password_file,omitempty"`
 	// TLS enables client encryption.
 	TLS TLSOptions `yaml:"tls,omitempty"`
-	// Load pre-populates the variant's keyspace before measuring: the first N operations of
-	// the scenario's own stream run their write steps, unmeasured, so reads find rows.
-	Load LoadOptions `yaml:"load,omitempty"`
+	// Load is the load step: the scenario's population written into the variant's
+	// keyspace before the measured run (scale, concurrency, batch).
+	Load backend.LoadOptions `yaml:"load,omitempty"`
 }
 
 // RetryOptions configure the retry policy.
@@ -66,13 +69,6 @@ type TLSOptions struct {
 	CertFile           string `yaml:"cert_file,omitempty"`
 	KeyFile            string `yaml:"key_file,omitempty"`
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify,omitempty"`
-}
-
-// LoadOptions configure the load phase.
-type LoadOptions struct {
-	Loc         yamlx.Loc
-	Ops         int `yaml:"ops,omitempty"`
-	Concurrency int `yaml:"concurrency,omitempty"`
 }
 
 // ParseOptions decodes and checks backends.cassandra.
@@ -110,12 +106,7 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	if (o.TLS.CertFile == "") != (o.TLS.KeyFile == "") {
 		errs.AddAt(o.TLS.Loc, "cert_file", "cert_file and key_file go together")
 	}
-	if o.Load.Ops < 0 {
-		errs.AddAt(o.Load.Loc, "ops", "must not be negative")
-	}
-	if o.Load.Concurrency < 0 {
-		errs.AddAt(o.Load.Loc, "concurrency", "must not be negative")
-	}
+	o.Load.Check(&errs)
 	if o.NumConns == 0 {
 		o.NumConns = 2
 	}
@@ -127,9 +118,6 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	}
 	if o.Retry.MaxBackoff == 0 {
 		o.Retry.MaxBackoff = time.Second
-	}
-	if o.Load.Concurrency == 0 {
-		o.Load.Concurrency = 16
 	}
 	if o.TLS.CAFile != "" || o.TLS.CertFile != "" {
 		o.TLS.Enabled = true
@@ -198,6 +186,8 @@ type target struct {
 	redacted string
 	user     string
 	password string
+	// secrets scrubs the password (and anything secret the target carried) from text.
+	secrets *redact.Redactor
 }
 
 // parseTarget reads cassandra://host1,host2[:port][?dc=DC]. Credentials in the URL are
@@ -206,17 +196,18 @@ func parseTarget(s, passwordFile string) (target, error) {
 	if s == "" {
 		s = DefaultTarget
 	}
+	shown := redact.Target(s) // every error names the target this way
 	if !strings.HasPrefix(s, "cassandra://") {
-		return target{}, fmt.Errorf("--target %s: the cassandra backend wants cassandra://host1,host2[:port][?dc=DC]", redactTarget(s))
+		return target{}, fmt.Errorf("--target %s: the cassandra backend wants cassandra://host1,host2[:port][?dc=DC]", shown)
 	}
 	rest := strings.TrimPrefix(s, "cassandra://")
 	hostPart, query, _ := strings.Cut(rest, "?")
 	hostPart = strings.TrimSuffix(hostPart, "/")
 	if strings.Contains(hostPart, "@") {
-		return target{}, fmt.Errorf("--target %s: credentials do not belong in the target; set %s and %s (or %s)", redactTarget(s), EnvUsername, EnvPassword, EnvPasswordFile)
+		return target{}, fmt.Errorf("--target %s: credentials do not belong in the target; set %s and %s (or %s)", shown, EnvUsername, EnvPassword, EnvPasswordFile)
 	}
 	if hostPart == "" {
-		return target{}, fmt.Errorf("--target %s: no host", s)
+		return target{}, fmt.Errorf("--target %s: no host", shown)
 	}
 	t := target{port: 9042}
 	// A port may follow the last host (host1,host2:9042, the URL-like form) or each host.
@@ -224,7 +215,7 @@ func parseTarget(s, passwordFile string) (target, error) {
 	for _, h := range strings.Split(hostPart, ",") {
 		h = strings.TrimSpace(h)
 		if h == "" {
-			return target{}, fmt.Errorf("--target %s: empty host in the list", s)
+			return target{}, fmt.Errorf("--target %s: empty host in the list", shown)
 		}
 		host, port := h, ""
 		if hh, pp, err := net.SplitHostPort(h); err == nil {
@@ -233,21 +224,21 @@ func parseTarget(s, passwordFile string) (target, error) {
 		if port != "" {
 			p, err := strconv.Atoi(port)
 			if err != nil || p <= 0 || p > 65535 {
-				return target{}, fmt.Errorf("--target %s: bad port %q", s, port)
+				return target{}, fmt.Errorf("--target %s: bad port %q", shown, port)
 			}
 			ports[p] = true
 		}
 		t.hosts = append(t.hosts, host)
 	}
 	if len(ports) > 1 {
-		return target{}, fmt.Errorf("--target %s: every node must listen on the same native port", s)
+		return target{}, fmt.Errorf("--target %s: every node must listen on the same native port", shown)
 	}
 	for p := range ports {
 		t.port = p
 	}
 	q, err := url.ParseQuery(query)
 	if err != nil {
-		return target{}, fmt.Errorf("--target %s: %v", s, err)
+		return target{}, fmt.Errorf("--target %s: %v", shown, err)
 	}
 	var unknown []string
 	for k := range q {
@@ -257,7 +248,7 @@ func parseTarget(s, passwordFile string) (target, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return target{}, fmt.Errorf("--target %s: unknown parameter %s (only dc=; other settings go under backends.cassandra)", s, strings.Join(unknown, ", "))
+		return target{}, fmt.Errorf("--target %s: unknown parameter %s (only dc=; other settings go under backends.cassandra)", shown, strings.Join(unknown, ", "))
 	}
 	t.dc = q.Get("dc")
 	t.redacted = "cassandra://" + strings.Join(t.hosts, ",") + ":" + strconv.Itoa(t.port)
@@ -270,7 +261,7 @@ func parseTarget(s, passwordFile string) (target, error) {
 		passwordFile = f
 	}
 	if passwordFile != "" {
-		b, err := os.ReadFile(passwordFile)
+		b, err := inputfile.ReadFile(passwordFile, inputfile.PasswordFile)
 		if err != nil {
 			return target{}, fmt.Errorf("password file: %v", err)
 		}
@@ -284,16 +275,9 @@ func parseTarget(s, passwordFile string) (target, error) {
 		return target{}, fmt.Errorf("%s is set but no password: set %s or %s", EnvUsername, EnvPassword, EnvPasswordFile)
 	}
 	t.password = pass
+	t.secrets = redact.New([]string{s}, pass)
 	if t.user != "" {
 		t.redacted += " (user " + t.user + ")"
 	}
 	return t, nil
-}
-
-// redactTarget hides user info someone put in a target despite the rules.
-func redactTarget(s string) string {
-	if i, j := strings.Index(s, "://"), strings.LastIndex(s, "@"); i >= 0 && j > i {
-		return s[:i+3] + "***@" + s[j+1:]
-	}
-	return s
 }

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/metrics"
+	pm "github.com/shardbench/shardbench/internal/placement/mongo"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -50,11 +50,20 @@ type Backend struct {
 	// colls holds one collection handle per step: its read preference, write concern and
 	// read concern as the design says.
 	colls map[*design.Step]*mongo.Collection
-	// notes are what the user must know to read the numbers (features not applied).
-	notes []string
+	// log tells the user what happens and keeps the notes (features not applied) the
+	// results show, with the target's secrets scrubbed.
+	log *backend.Log
 	// routing is the mongos chunk attribution (nil elsewhere).
 	routing *routing
-	before  serverSnapshot
+	// The load step: what it wrote, the collections it wrote to, the chunk tables it left
+	// on a mongos (or why there are none); reads counts, per read step, the reads and the
+	// documents they returned.
+	loaded       *backend.LoadResult
+	loadColls    map[string]*mongo.Collection
+	loadedChunks map[string]*pm.ChunkTable
+	chunkNote    string
+	reads        *backend.ReadRows
+	before       serverSnapshot
 
 	wtimeoutNoted bool
 
@@ -73,6 +82,8 @@ type openSettings struct {
 	// dbSuffix is appended to the variant's database name (the server check's database
 	// must not be the one `run` fills).
 	dbSuffix string
+	// noLoad leaves the population out (the server check replays operations instead).
+	noLoad bool
 }
 
 // WithCommandStarted calls f for every command the driver sends (command monitoring),
@@ -113,7 +124,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	}
 	if b.dep.FerretDB != "" {
 		b.conv.decimalAsDouble = true
-		b.note("FerretDB has no decimal128 (it drops the connection on one): decimal fields are sent as doubles")
+		b.log.Note("FerretDB has no decimal128 (it drops the connection on one): decimal fields are sent as doubles")
 	}
 	prefix := o.Database
 	if prefix == "" {
@@ -121,16 +132,16 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	}
 	b.dbName = databaseName(prefix+set.dbSuffix, "", cfg.Variant.Name)
 	b.db = b.client.Database(b.dbName)
-	b.logf("variant %s → database %s on %s (%s)", cfg.Variant.Name, b.dbName, t.redacted, b.dep)
+	b.log.Logf("variant %s → database %s on %s (%s)", cfg.Variant.Name, b.dbName, t.redacted, b.dep)
 	if err := b.setup(ctx); err != nil {
 		b.client.Disconnect(context.Background())
-		return nil, fmt.Errorf("mongo %s: setting up %s: %s", t.redacted, b.dbName, b.redact(err.Error()))
+		return nil, fmt.Errorf("mongo %s: setting up %s: %s", t.redacted, b.dbName, b.log.Redact(err.Error()))
 	}
 	if err := b.handles(); err != nil {
 		b.client.Disconnect(context.Background())
 		return nil, &UsageError{err}
 	}
-	if o.Load.Ops > 0 {
+	if !set.noLoad {
 		if err := b.load(ctx); err != nil {
 			b.client.Disconnect(context.Background())
 			return nil, err
@@ -144,7 +155,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 // newBackend is a backend not yet connected; each operation is bounded by the scenario's
 // load.timeout (default 5s).
 func newBackend(cfg backend.Config, o Options, t target, onCommand func(*event.CommandStartedEvent)) *Backend {
-	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand), colls: map[*design.Step]*mongo.Collection{}}
+	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand), colls: map[*design.Step]*mongo.Collection{}, reads: backend.NewReadRows(cfg.Plan), log: backend.NewLog(cfg.Log, "mongo", t.secrets)}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
 		b.timeout = cfg.Scenario.Load.Timeout
@@ -180,19 +191,19 @@ func (b *Backend) connect(ctx context.Context) error {
 		co.SetAuth(cred)
 	}
 	if err := co.Validate(); err != nil {
-		return &UsageError{fmt.Errorf("--target %s: %s", t.redacted, b.redact(err.Error()))}
+		return &UsageError{fmt.Errorf("--target %s: %s", t.redacted, b.log.Redact(err.Error()))}
 	}
 	var err error
 	b.client, err = mongo.Connect(co)
 	if err != nil {
-		return fmt.Errorf("mongo %s: %s", t.redacted, b.redact(err.Error()))
+		return fmt.Errorf("mongo %s: %s", t.redacted, b.log.Redact(err.Error()))
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
 	b.dep, err = detect(cctx, b.client)
 	if err != nil {
 		b.client.Disconnect(context.Background())
-		return fmt.Errorf("mongo %s: connect and hello (connect_timeout %s): %s", t.redacted, o.ConnectTimeout, b.redact(err.Error()))
+		return fmt.Errorf("mongo %s: connect and hello (connect_timeout %s): %s", t.redacted, o.ConnectTimeout, b.log.Redact(err.Error()))
 	}
 	return nil
 }
@@ -219,25 +230,6 @@ func databaseName(prefix, designDB, variant string) string {
 	return prefix + suffix
 }
 
-func (b *Backend) logf(format string, args ...any) {
-	fmt.Fprintf(b.cfg.Log, "mongo: "+format+"\n", args...)
-}
-
-// note records something the results must show, and tells the user now.
-func (b *Backend) note(format string, args ...any) {
-	s := fmt.Sprintf(format, args...)
-	b.notes = append(b.notes, s)
-	b.logf("%s", s)
-}
-
-// redact removes the password (should a driver message ever carry it) from text.
-func (b *Backend) redact(s string) string {
-	if b.target.password != "" {
-		s = strings.ReplaceAll(s, b.target.password, "***")
-	}
-	return s
-}
-
 // handles builds one collection handle per step with its read preference, write concern
 // and read concern.
 func (b *Backend) handles() error {
@@ -256,7 +248,7 @@ func (b *Backend) handles() error {
 				co.SetWriteConcern(wc)
 				if s.WriteConcern.WTimeout > 0 && !b.wtimeoutNoted {
 					b.wtimeoutNoted = true
-					b.note("write concern wtimeout %s not sent: mongo-driver v2 has no wtimeout; the operation timeout (load.timeout) bounds the wait instead", s.WriteConcern.WTimeout)
+					b.log.Note("write concern wtimeout %s not sent: mongo-driver v2 has no wtimeout; the operation timeout (load.timeout) bounds the wait instead", s.WriteConcern.WTimeout)
 				}
 			} else {
 				rp, err := readPref(s.ReadPref)
@@ -329,7 +321,7 @@ func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome
 			b.routing.attribute(a, op)
 		}
 		if err := b.run(ctx, a, op); err != nil {
-			return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.redact(fmt.Sprintf("%s %s.%s: %v", a.Step.Op, a.Step.Target, a.Step.Statement, err)))}
+			return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.log.Redact(fmt.Sprintf("%s %s.%s: %v", a.Step.Op, a.Step.Target, a.Step.Statement, err)))}
 		}
 	}
 	return backend.Outcome{}
@@ -367,11 +359,11 @@ func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) e
 		}
 		err := coll.FindOne(ctx, filter, fo).Err()
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			b.missed.Add(1)
+			b.countRead(a.Step, 0)
 			return nil
 		}
 		if err == nil {
-			b.found.Add(1)
+			b.countRead(a.Step, 1)
 		}
 		return err
 	case "find":
@@ -392,11 +384,7 @@ func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) e
 		}
 		err = cur.Err()
 		cur.Close(context.WithoutCancel(ctx))
-		if n == 0 {
-			b.missed.Add(1)
-		} else {
-			b.found.Add(1)
-		}
+		b.countRead(a.Step, n)
 		return err
 	}
 	return fmt.Errorf("unknown MongoDB request %q", cmd.Op)
@@ -417,7 +405,7 @@ func (b *Backend) Deployment() Deployment { return b.dep }
 
 // Notes lists the design features the server did not apply, and other things the results
 // must say.
-func (b *Backend) Notes() []string { return append([]string(nil), b.notes...) }
+func (b *Backend) Notes() []string { return b.log.Notes() }
 
 // Describe says what the backend talks to, for the summary.
 func (b *Backend) Describe() backend.Info {
@@ -430,8 +418,8 @@ func (b *Backend) Describe() backend.Info {
 	if b.dep.SetName != "" {
 		d["replica_set"] = b.dep.SetName
 	}
-	if len(b.notes) > 0 {
-		d["not_applied"] = fmt.Sprint(len(b.notes), " design feature(s): see the variant's notes")
+	if notes := b.log.Notes(); len(notes) > 0 {
+		d["not_applied"] = fmt.Sprint(len(notes), " design feature(s): see the variant's notes")
 	}
 	return backend.Info{Name: "mongo", Target: b.target.redacted, Server: b.dep.String(), Details: d}
 }

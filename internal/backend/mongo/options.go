@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/inputfile"
+	"github.com/shardbench/shardbench/internal/redact"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
@@ -30,17 +33,9 @@ type Options struct {
 	// Shard: apply the design's sharding on a mongos (default true); false measures an
 	// unsharded layout on the same cluster.
 	Shard *bool `yaml:"shard,omitempty"`
-	// Load pre-populates the variant's database before measuring: the first N operations
-	// of the scenario's own stream run their write steps (inserts and upserts), unmeasured,
-	// so reads find documents (0: no load phase).
-	Load LoadOptions `yaml:"load,omitempty"`
-}
-
-// LoadOptions configure the load phase.
-type LoadOptions struct {
-	Loc         yamlx.Loc
-	Ops         int `yaml:"ops,omitempty"`
-	Concurrency int `yaml:"concurrency,omitempty"`
+	// Load is the load step: the scenario's population written into the variant's
+	// database before the measured run (scale, concurrency, batch).
+	Load backend.LoadOptions `yaml:"load,omitempty"`
 }
 
 // ParseOptions decodes and checks backends.mongo.
@@ -62,17 +57,9 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	if o.Database != "" && strings.ContainsAny(o.Database, "/\\. \"$*<>:|?") {
 		errs.AddAt(o.Loc, "database", "%q is not a valid MongoDB database name", o.Database)
 	}
-	if o.Load.Ops < 0 {
-		errs.AddAt(o.Load.Loc, "ops", "must not be negative")
-	}
-	if o.Load.Concurrency < 0 {
-		errs.AddAt(o.Load.Loc, "concurrency", "must not be negative")
-	}
+	o.Load.Check(&errs)
 	if o.ConnectTimeout == 0 {
 		o.ConnectTimeout = 10 * time.Second
-	}
-	if o.Load.Concurrency == 0 {
-		o.Load.Concurrency = 16
 	}
 	return o, errs.Err()
 }
@@ -95,6 +82,8 @@ type target struct {
 	user     string
 	password string
 	hasPass  bool
+	// secrets scrubs the password and the URI's secret options from text.
+	secrets *redact.Redactor
 }
 
 // parseTarget checks a mongodb:// or mongodb+srv:// target and gathers credentials from
@@ -103,15 +92,16 @@ func parseTarget(s, passwordFile string) (target, error) {
 	if s == "" {
 		s = DefaultTarget
 	}
+	shown := redact.Target(s) // every error names the target this way
 	u, err := url.Parse(s)
 	if err != nil {
-		return target{}, fmt.Errorf("--target %s: not a URI: %v", Redact(s), redactErr(err, s))
+		return target{}, fmt.Errorf("--target %s: not a URI: %s", shown, redact.New([]string{s}).Text(err.Error()))
 	}
 	if u.Scheme != "mongodb" && u.Scheme != "mongodb+srv" {
-		return target{}, fmt.Errorf("--target %s: the mongo backend wants mongodb://host:port[,host:port]/?options or mongodb+srv://", Redact(s))
+		return target{}, fmt.Errorf("--target %s: the mongo backend wants mongodb://host:port[,host:port]/?options or mongodb+srv://", shown)
 	}
 	if u.Host == "" {
-		return target{}, fmt.Errorf("--target %s: no host", Redact(s))
+		return target{}, fmt.Errorf("--target %s: no host", shown)
 	}
 	t := target{}
 	if u.User != nil {
@@ -129,7 +119,7 @@ func parseTarget(s, passwordFile string) (target, error) {
 		passwordFile = f
 	}
 	if passwordFile != "" {
-		b, err := os.ReadFile(passwordFile)
+		b, err := inputfile.ReadFile(passwordFile, inputfile.PasswordFile)
 		if err != nil {
 			return target{}, fmt.Errorf("password file: %v", err)
 		}
@@ -140,28 +130,10 @@ func parseTarget(s, passwordFile string) (target, error) {
 		return target{}, fmt.Errorf("a MongoDB password is set but no user name: set %s", EnvUsername)
 	}
 	t.uri = u.String()
-	t.redacted = t.uri
+	t.secrets = redact.New([]string{s, t.uri}, t.password)
+	t.redacted = redact.Target(t.uri)
 	if t.user != "" {
-		t.redacted = strings.Replace(t.uri, "://", "://"+url.User(t.user).String()+":***@", 1)
+		t.redacted = strings.Replace(t.redacted, "://", "://"+url.User(t.user).String()+":"+redact.Mask+"@", 1)
 	}
 	return t, nil
-}
-
-// Redact removes the password from a MongoDB URI (for messages about bad input).
-func Redact(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		if i, j := strings.Index(s, "://"), strings.LastIndex(s, "@"); i >= 0 && j > i {
-			return s[:i+3] + "***@" + s[j+1:]
-		}
-		return s
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "***")
-	}
-	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
-}
-
-func redactErr(err error, secret string) string {
-	return strings.ReplaceAll(err.Error(), secret, Redact(secret))
 }

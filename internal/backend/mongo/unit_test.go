@@ -14,6 +14,8 @@ import (
 
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/metrics"
+	pm "github.com/shardbench/shardbench/internal/placement/mongo"
+	"github.com/shardbench/shardbench/internal/results"
 )
 
 func TestTargetKeepsCredentialsOutOfSight(t *testing.T) {
@@ -40,8 +42,16 @@ func TestTargetKeepsCredentialsOutOfSight(t *testing.T) {
 			t.Errorf("%s accepted", bad)
 		}
 	}
-	if got := Redact("mongodb://u:pw@h/"); strings.Contains(got, "pw") {
-		t.Errorf("Redact: %s", got)
+	// Secret options never reach the redacted target or an error.
+	tg, err = parseTarget("mongodb://h:1/?tls=true&tlsCertificateKeyFilePassword=k3ypw&authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:t0ken", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(tg.redacted, "k3ypw") || strings.Contains(tg.redacted, "t0ken") || tg.secrets.Text("x k3ypw t0ken") != "x *** ***" {
+		t.Errorf("redacted %q", tg.redacted)
+	}
+	if _, err := parseTarget("http://h/?password=p4ssw0rd", ""); err == nil || strings.Contains(err.Error(), "p4ssw0rd") {
+		t.Errorf("err = %v", err)
 	}
 }
 
@@ -110,5 +120,29 @@ func TestClassify(t *testing.T) {
 		if got := Classify(c.err, c.ctxErr); got != c.want {
 			t.Errorf("%v: %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// After a load on a mongos, server.json shows each collection's chunks per shard as the
+// run starts, jumbo ones counted, from config.chunks as read after the load.
+func TestLoadViewShowsChunksAfterTheLoad(t *testing.T) {
+	p := pm.KeyPattern{{Name: "category"}}
+	tb, err := pm.FromConfigChunks(p, []pm.ChunkRow{
+		{Min: []pm.Field{{Name: "category", Value: pm.MinKey()}}, Max: []pm.Field{{Name: "category", Value: pm.String("electronics")}}, Shard: "s1"},
+		{Min: []pm.Field{{Name: "category", Value: pm.String("electronics")}}, Max: []pm.Field{{Name: "category", Value: pm.String("home")}}, Shard: "s0", Jumbo: true},
+		{Min: []pm.Field{{Name: "category", Value: pm.String("home")}}, Max: []pm.Field{{Name: "category", Value: pm.MaxKey()}}, Shard: "s1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Backend{loadedChunks: map[string]*pm.ChunkTable{"products": tb}}
+	var sv results.ServerVariant
+	b.loadView(&sv)
+	if len(sv.Tables) != 1 {
+		t.Fatalf("tables %+v", sv.Tables)
+	}
+	got := fmt.Sprint(sv.Tables[0].Rows)
+	if got != "[[products s0 1 1] [products s1 2 0]]" {
+		t.Errorf("chunks after the load: %s", got)
 	}
 }
