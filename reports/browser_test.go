@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/itest"
+	"github.com/shardbench/shardbench/internal/results"
 )
 
 // The browser test drives Debian's Chromium over the DevTools protocol through
@@ -179,14 +180,18 @@ func (b *browser) call(ctx context.Context, session, method string, params any) 
 
 // pageResult is what a page load showed.
 type pageResult struct {
-	Requests   []string // every URL the page requested
-	Failed     []string // loads that failed, with the reason
-	Images     []pageImage
-	ScrollW    int
-	InnerW     int
-	Scripts    int
-	Handlers   int
-	Title      string
+	Requests []string // every URL the page requested
+	Failed   []string // loads that failed, with the reason
+	Images   []pageImage
+	ScrollW  int
+	InnerW   int
+	Scripts  int
+	Handlers int
+	Title    string
+	// WideTables are the tables wider than the box they sit in (caption: width > box);
+	// SmallText the table cells whose text renders under 12px.
+	WideTables []string
+	SmallText  int
 	Screenshot []byte
 }
 
@@ -305,7 +310,9 @@ collect:
 	  scrollW: document.documentElement.scrollWidth, innerW: window.innerWidth,
 	  scripts: document.scripts.length,
 	  handlers: Array.from(document.querySelectorAll('*')).filter(e => Array.from(e.attributes).some(a => a.name.startsWith('on'))).length,
-	  title: document.title, height: document.documentElement.scrollHeight})`
+	  title: document.title, height: document.documentElement.scrollHeight,
+	  wide: Array.from(document.querySelectorAll('table')).filter(t => t.scrollWidth > t.parentElement.clientWidth + 1).map(t => ((t.caption || {}).textContent || t.className) + ': ' + t.scrollWidth + ' > ' + t.parentElement.clientWidth),
+	  small: Array.from(document.querySelectorAll('td, th')).filter(c => parseFloat(getComputedStyle(c).fontSize) < 12).length})`
 	res, err = b.call(ctx, s, "Runtime.evaluate", map[string]any{"expression": probe, "returnByValue": true})
 	if err != nil {
 		return nil, err
@@ -326,11 +333,14 @@ collect:
 		Handlers int         `json:"handlers"`
 		Title    string      `json:"title"`
 		Height   int         `json:"height"`
+		Wide     []string    `json:"wide"`
+		Small    int         `json:"small"`
 	}
 	if err := json.Unmarshal([]byte(ev.Result.Value), &probeOut); err != nil {
 		return nil, fmt.Errorf("probe %q: %w", ev.Result.Value, err)
 	}
 	pr.Images, pr.ScrollW, pr.InnerW, pr.Scripts, pr.Handlers, pr.Title = probeOut.Imgs, probeOut.ScrollW, probeOut.InnerW, probeOut.Scripts, probeOut.Handlers, probeOut.Title
+	pr.WideTables, pr.SmallText = probeOut.Wide, probeOut.Small
 	shotH := min(max(probeOut.Height, height), maxShotH)
 	res, err = b.call(ctx, s, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true,
 		"clip": map[string]any{"x": 0, "y": 0, "width": width, "height": shotH, "scale": 1}})
@@ -425,6 +435,15 @@ func TestBrowserOpensReports(t *testing.T) {
 	if b, err := os.ReadFile(outC.HTML); err != nil || !strings.Contains(string(b), `<section id="keys">`) || !strings.Contains(string(b), "analyzeShardKey failed:") {
 		t.Fatalf("the report with analysis.json has no key analysis section (%v)", err)
 	}
+	// A capacity search's page (shardbench capacity).
+	capDir := filepath.Join(t.TempDir(), "capacity")
+	if err := results.WriteCapacity(capDir, capacityFixture()); err != nil {
+		t.Fatal(err)
+	}
+	outD, err := Render(capDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	br := startBrowser(t, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -440,6 +459,8 @@ func TestBrowserOpensReports(t *testing.T) {
 		{"compare-phone", outB, 390, 844, true},
 		{"keys-desktop", outC, 1280, 900, false},
 		{"keys-phone", outC, 390, 844, true},
+		{"capacity-desktop", outD, 1280, 900, false},
+		{"capacity-phone", outD, 390, 844, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			maxH := 6000

@@ -33,6 +33,9 @@ type run struct {
 	Server    *results.ServerReport
 	// Analysis is analysis.json (shardbench analyze): the predicted key analysis.
 	Analysis *results.Analysis
+	// Verdict ranks the run's variants (judgeRun); nil for a plan, a comparison or when
+	// it could not be built (then Warnings says why).
+	Verdict  *results.Verdict
 	Kind     string
 	Scenario bool // scenario.yaml is present
 	// Warnings are files that could not be read; the report renders without them and says so.

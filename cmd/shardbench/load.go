@@ -38,6 +38,10 @@ type runInput struct {
 // the single "default" variant of a scenario that lists no designs (null and delay
 // backends need none).
 type variantSpec struct {
+	// Index is the variant's position among the scenario's variants. Backends derive
+	// per-variant state from it (the simulator's random stream, keyspace names), so a
+	// run of some of the variants (capacity probes) gives each one what a run of all does.
+	Index    int
 	Name     string
 	Design   string
 	Database string
@@ -57,6 +61,11 @@ func loadRun(path string, o runOverrides) (*runInput, error) {
 	if err := sc.Apply(ov); err != nil {
 		return nil, usageError(err)
 	}
+	return prepareRun(sc)
+}
+
+// prepareRun compiles a parsed scenario (with any overrides applied) into a run's input.
+func prepareRun(sc *scenario.Scenario) (*runInput, error) {
 	var errs yamlx.Errors
 	in := &runInput{Scenario: sc, Schedule: schedule.New(sc)}
 	prep, err := design.Prepare(sc)
@@ -70,7 +79,7 @@ func loadRun(path string, o runOverrides) (*runInput, error) {
 	in.NewSource = func() (engine.Source, error) { return prep.Model.NewStream(in.Schedule), nil }
 	for i, v := range prep.Variants {
 		in.Variants = append(in.Variants, variantSpec{
-			Name: v.Name, Design: v.Design.Path, Database: v.Design.DatabaseName(), Params: v.Params,
+			Index: i, Name: v.Name, Design: v.Design.Path, Database: v.Design.DatabaseName(), Params: v.Params,
 			Variant: v, Plan: prep.Plans[i],
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/verdict"
 	"github.com/shardbench/shardbench/reports"
 )
 
@@ -129,4 +130,21 @@ func printRunSummary(w io.Writer, s *results.Summary, dir string) {
 		hot = nil
 	}
 	reports.WriteText(w, s, hot)
+}
+
+// writeVerdict judges a run's results directory, writes verdict.json into it and, unless
+// quiet, prints the ranking. A verdict that cannot be built is reported, never fatal: the
+// results are intact.
+func writeVerdict(io *IO, dir string, quiet bool) {
+	v, err := verdict.FromDirs(dir, "", "")
+	if err == nil {
+		err = results.WriteVerdict(dir, v)
+	}
+	if err != nil {
+		fmt.Fprintf(io.ErrOut, "shardbench: no verdict: %v (the results are intact)\n", err)
+		return
+	}
+	if !quiet {
+		verdict.Print(io.Out, v)
+	}
 }

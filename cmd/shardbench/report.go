@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,9 @@ type ReportOptions struct {
 	Embed      bool
 	MaxOps     int
 	MaxVars    int
+	// AnalysisDir and CapacityDir add a key analysis and a capacity search to the
+	// verdict of a run.
+	AnalysisDir, CapacityDir string
 }
 
 func newReportCmd(io *IO, runF func(*ReportOptions) error) *cobra.Command {
@@ -33,6 +37,12 @@ func newReportCmd(io *IO, runF func(*ReportOptions) error) *cobra.Command {
 report.html with its charts in charts/*.png beside it, by default into the results
 directory itself. The page needs no network and no JavaScript; open it from disk.
 
+A run's report opens with the verdict: the designs ranked overall and per entity on
+capacity at the SLO, projected partition size, the hottest partition's share, node
+imbalance, the key analysis and coverage, and the seed claims the scenario exercises
+(also written as verdict.json; rules in docs/verdict.md). --capacity and --analysis add
+a capacity search's and a key analysis's results directories to it.
+
 It shows the run's metadata, the SLO verdict (gate.json, when the directory was gated),
 latency percentile spectra per operation (response and service time), throughput and
 p99 over time with phases and events, errors by class, the hot-partition analysis (top
@@ -42,7 +52,8 @@ size projections) and server-side figures when the backend recorded them.
 --embed puts the charts into the page as data: URIs: one file to mail around.`,
 		Example: `  shardbench report results/bf
   shardbench report results/bf --out /tmp/bf-report
-  shardbench report results/bf --embed --out out/`,
+  shardbench report results/bf --embed --out out/
+  shardbench report results/bf --capacity results/bf-capacity --analysis results/bf-keys`,
 		Args: exactArgs(1, "a results directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ResultsDir = args[0]
@@ -57,6 +68,8 @@ size projections) and server-side figures when the backend recorded them.
 	f.BoolVar(&opts.Embed, "embed", false, "embed the charts in report.html (one self-contained file, no charts/ directory)")
 	f.IntVar(&opts.MaxOps, "max-op-charts", reports.DefaultMaxOpCharts, "latency charts for at most this many operations (the busiest); tables list all")
 	f.IntVar(&opts.MaxVars, "max-variant-charts", reports.DefaultMaxVariantCharts, "hot-partition charts for at most this many variants (worst imbalance first); tables list all")
+	f.StringVar(&opts.CapacityDir, "capacity", "", "a capacity search of the same scenario (shardbench capacity --out DIR) for the verdict's capacity at the SLO")
+	f.StringVar(&opts.AnalysisDir, "analysis", "", "a key analysis of the same scenario (shardbench analyze --out DIR) for the verdict's key-analysis criterion")
 	return cmd
 }
 
@@ -67,9 +80,24 @@ func runReport(opts *ReportOptions) error {
 	if opts.MaxOps < 1 || opts.MaxVars < 1 {
 		return usageErrorf("--max-op-charts and --max-variant-charts must be at least 1")
 	}
-	out, err := reports.Render(opts.ResultsDir, reportOptions(opts.Out, opts.Embed, opts.MaxOps, opts.MaxVars))
+	ro := reportOptions(opts.Out, opts.Embed, opts.MaxOps, opts.MaxVars)
+	ro.AnalysisDir, ro.CapacityDir = opts.AnalysisDir, opts.CapacityDir
+	for _, d := range []string{opts.AnalysisDir, opts.CapacityDir} {
+		if d == "" {
+			continue
+		}
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return usageErrorf("%s is not a results directory", d)
+		}
+	}
+	out, err := reports.Render(opts.ResultsDir, ro)
 	if err != nil {
 		return err
+	}
+	for _, w := range out.Warnings {
+		if strings.HasPrefix(w, "verdict: ") && (opts.AnalysisDir != "" || opts.CapacityDir != "") {
+			return usageErrorf("%s", w)
+		}
 	}
 	printReportDone(opts.IO.Out, opts.IO.ErrOut, out)
 	return nil
@@ -157,11 +185,12 @@ func checkResultsDir(dir string) error {
 	_, serr := os.Stat(filepath.Join(dir, results.SummaryFile))
 	_, herr := os.Stat(filepath.Join(dir, results.HotspotsFile))
 	_, aerr := os.Stat(filepath.Join(dir, results.AnalysisFile)) // shardbench analyze
-	if errors.Is(serr, os.ErrNotExist) && errors.Is(herr, os.ErrNotExist) && errors.Is(aerr, os.ErrNotExist) {
+	_, cerr := os.Stat(filepath.Join(dir, results.CapacityFile)) // shardbench capacity
+	if errors.Is(serr, os.ErrNotExist) && errors.Is(herr, os.ErrNotExist) && errors.Is(aerr, os.ErrNotExist) && errors.Is(cerr, os.ErrNotExist) {
 		if err := results.CheckRunTraces(dir); err != nil {
 			return usageError(err)
 		}
-		return usageErrorf("%s is not a results directory (no %s, %s or %s)", dir, results.SummaryFile, results.HotspotsFile, results.AnalysisFile)
+		return usageErrorf("%s is not a results directory (no %s, %s, %s or %s)", dir, results.SummaryFile, results.HotspotsFile, results.AnalysisFile, results.CapacityFile)
 	}
 	return nil
 }

@@ -82,6 +82,7 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newKeyCmd(io, nil),
 		newAnalyzeCmd(io, nil),
 		newCalibrateCmd(io, nil),
+		newCapacityCmd(io, nil),
 	)
 	return root
 }

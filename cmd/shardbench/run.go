@@ -196,53 +196,34 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 
-	variants, info, err := openBackends(ctx, opts, in)
-	if err != nil {
-		return err
-	}
-	defer closeVariants(variants)
-
 	ctx, stop, hardStop := interruptContext(ctx, opts.signals)
 	defer stop()
 
 	prog := newProgress(opts.IO, opts.Quiet)
-	cfg := engine.Config{
-		Scenario: sc, Schedule: in.Schedule, Ops: in.Ops, NewSource: in.NewSource,
-		Variants: variants, Dir: dir, Backend: info,
-		Tool:      results.Tool{Name: "shardbench", Version: version, GoVersion: runtime.Version()},
-		Progress:  prog.update,
-		HardStop:  hardStop,
-		SpinBelow: spinBelow(opts),
-	}
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "shardbench: %s on %s: %d variant(s), %s, about %.0f operations each → %s\n",
-			sc.Name, info.Name, len(variants), in.Schedule.Duration(), in.Schedule.Expected(), out)
+			sc.Name, opts.Backend, len(in.Variants), in.Schedule.Duration(), in.Schedule.Expected(), out)
 	}
-	sum, runErr := engine.Run(ctx, cfg)
+	sum, runErr := driveRun(ctx, in, dir, drive{
+		IO: opts.IO, Backend: opts.Backend, Target: opts.Target, Recreate: opts.Recreate, SkipLoad: opts.SkipLoad, Quiet: opts.Quiet,
+		SpinBelow: spinBelow(opts), Progress: prog.update, HardStop: hardStop,
+	})
 	prog.done()
-	if sum != nil && !info.Simulated && ctx.Err() == nil {
-		// Simulators write hotspots.json themselves; for a real run it is computed from
-		// the operations sent (skipped after an interrupt: the user asked to stop).
-		if !opts.Quiet {
-			fmt.Fprintf(opts.IO.ErrOut, "shardbench: placing the operations sent for the hot-partition report (hotspots.json)\n")
-		}
-		if err := placeRealRun(ctx, in, sum, dir, variants); err != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "shardbench: hot-partition placement: %v\n", err)
-		}
+	if sum == nil {
+		return runErr // no backend could be opened: nothing ran
 	}
-	if sum != nil && !opts.Quiet {
+	if !opts.Quiet {
 		printRunSummary(opts.IO.Out, sum, out)
 	}
+	writeVerdict(opts.IO, out, opts.Quiet)
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", out)
 	}
 	var gateErr error
-	if gateRules != nil && sum != nil {
+	if gateRules != nil {
 		gateErr = gateAfterRun(opts, gateRules, out)
 	}
-	if sum != nil {
-		reportAfterRun(opts, out) // after the gate, so the report shows its verdict
-	}
+	reportAfterRun(opts, out) // after the gate, so the report shows its verdict
 	if gateErr != nil && runErr == nil {
 		return gateErr
 	}
@@ -255,19 +236,66 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	return nil
 }
 
+// drive is how driveRun runs: the backend and its target, and what the run reports while
+// it goes.
+type drive struct {
+	IO              *IO
+	Backend, Target string
+	Recreate        bool
+	// SkipLoad: the real database already holds the population (--skip-load, or a
+	// capacity search's later steps).
+	SkipLoad  bool
+	Quiet     bool
+	SpinBelow time.Duration
+	Progress  func(engine.Progress)
+	HardStop  <-chan struct{}
+}
+
+// driveRun is the run path `run` and `capacity` share: it opens a backend for each of the
+// input's variants, drives the schedule through the engine into dir and, for a real
+// database, places the operations sent for the hot-partition report (hotspots.json). The
+// summary is nil only when nothing ran (a backend could not be opened).
+func driveRun(ctx context.Context, in *runInput, dir *results.Dir, d drive) (*results.Summary, error) {
+	variants, info, err := openBackends(ctx, d, in)
+	if err != nil {
+		return nil, err
+	}
+	defer closeVariants(variants)
+	cfg := engine.Config{
+		Scenario: in.Scenario, Schedule: in.Schedule, Ops: in.Ops, NewSource: in.NewSource,
+		Variants: variants, Dir: dir, Backend: info,
+		Tool:      results.Tool{Name: "shardbench", Version: version, GoVersion: runtime.Version()},
+		Progress:  d.Progress,
+		HardStop:  d.HardStop,
+		SpinBelow: d.SpinBelow,
+	}
+	sum, runErr := engine.Run(ctx, cfg)
+	if sum != nil && !info.Simulated && ctx.Err() == nil {
+		// Simulators write hotspots.json themselves; for a real run it is computed from
+		// the operations sent (skipped after an interrupt: the user asked to stop).
+		if !d.Quiet {
+			fmt.Fprintf(d.IO.ErrOut, "shardbench: placing the operations sent for the hot-partition report (hotspots.json)\n")
+		}
+		if err := placeRealRun(ctx, in, sum, dir, variants); err != nil {
+			fmt.Fprintf(d.IO.ErrOut, "shardbench: hot-partition placement: %v\n", err)
+		}
+	}
+	return sum, runErr
+}
+
 // openBackends opens one backend per variant. On error the backends already opened are
 // closed.
-func openBackends(ctx context.Context, opts *RunOptions, in *runInput) ([]engine.Variant, results.BackendInfo, error) {
-	info := results.BackendInfo{Name: opts.Backend}
-	open := backendOpeners[opts.Backend]
+func openBackends(ctx context.Context, d drive, in *runInput) ([]engine.Variant, results.BackendInfo, error) {
+	info := results.BackendInfo{Name: d.Backend}
+	open := backendOpeners[d.Backend]
 	var out []engine.Variant
-	for i, spec := range in.Variants {
+	for _, spec := range in.Variants {
 		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params,
-			Unserved: backend.Unserved(spec.Plan, 0, opts.Backend)}
+			Unserved: backend.Unserved(spec.Plan, 0, d.Backend)}
 		cfg := backend.Config{
 			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
-			VariantIndex: i, Target: opts.Target, Options: in.Scenario.Backends[opts.Backend],
-			Recreate: opts.Recreate, SkipLoad: opts.SkipLoad, Log: opts.IO.ErrOut,
+			VariantIndex: spec.Index, Target: d.Target, Options: in.Scenario.Backends[d.Backend],
+			Recreate: d.Recreate, SkipLoad: d.SkipLoad, Log: d.IO.ErrOut,
 		}
 		if err := open(ctx, cfg, &v, &info); err != nil {
 			closeVariants(out)

@@ -34,6 +34,9 @@ type ServerVariant struct {
 	Tables []ServerTable `json:"tables,omitempty"`
 	// Series are values over run time, one per node/shard and metric.
 	Series []ServerSeries `json:"series,omitempty"`
+	// Nodes are the per-node figures in numbers, for programs rather than for display
+	// (capacity's what-breaks-first reads them); backends that know them fill them.
+	Nodes []ServerNode `json:"nodes,omitempty"`
 	// Disagreements say, in words, where the server's figures and the client-side
 	// placement figures differ (e.g. "node 127.0.0.2: server counted 12% more writes").
 	Disagreements []string `json:"disagreements,omitempty"`
@@ -54,6 +57,41 @@ type ServerTable struct {
 	Rows    [][]string `json:"rows"`
 	Note    string     `json:"note,omitempty"`
 }
+
+// ServerNode is one node's (or MongoDB shard member's) work during the run, per request
+// stage: a Cassandra node's read and write stages, a MongoDB member as one stage.
+type ServerNode struct {
+	Node  string `json:"node"`
+	Shard string `json:"shard,omitempty"` // MongoDB: the replica set the member belongs to
+	// Requests served and requests dropped after waiting past their timeout.
+	Requests int64         `json:"requests"`
+	Dropped  int64         `json:"dropped"`
+	DownS    float64       `json:"down_s,omitempty"`
+	Stages   []ServerStage `json:"stages"`
+}
+
+// ServerStage is one request stage of a node: a pool of workers and its queue.
+type ServerStage struct {
+	Stage    string `json:"stage"` // "read", "write" (Cassandra), "member" (MongoDB)
+	Workers  int    `json:"workers"`
+	Requests int64  `json:"requests"`
+	Dropped  int64  `json:"dropped"`
+	// Utilisation is busy worker time over capacity per sampling interval (TickS): the
+	// mean and the highest interval's.
+	MeanUtilisation float64 `json:"mean_utilisation"`
+	PeakUtilisation float64 `json:"peak_utilisation"`
+	// PeakQueue is the highest interval's mean number of requests waiting.
+	PeakQueue float64 `json:"peak_queue"`
+	// SaturatedS is how long the stage ran at SaturatedAt utilisation or more, and
+	// FirstSaturatedS when that first happened (seconds since the start; absent: never).
+	SaturatedS      float64  `json:"saturated_s"`
+	FirstSaturatedS *float64 `json:"first_saturated_s,omitempty"`
+	TickS           float64  `json:"tick_s"`
+}
+
+// SaturatedAt is the utilisation from which a stage counts as saturated: its queue then
+// grows with any burst, and waits grow with it.
+const SaturatedAt = 0.95
 
 // ServerSeries is one metric of one node/shard over the run's time line.
 type ServerSeries struct {

@@ -63,6 +63,7 @@ type Simulator struct {
 	nextTick  int64
 	nodes     map[string]*nodeSeries
 	nodeOrder []string
+	stages    stageLog
 	rng       *rand.Rand
 
 	// unserved is, by operation type, whether the design does not serve it: such an
@@ -466,6 +467,7 @@ func (s *Simulator) observe(node string, up bool, st *Station) {
 		s.nodeOrder = append(s.nodeOrder, node)
 	}
 	x := st.Take(s.tick)
+	s.stages.add(s, node, st, x)
 	w := float64(st.Workers())
 	ns.busy += x.Utilisation * w
 	ns.capa += w
@@ -530,6 +532,7 @@ func (s *Simulator) serverView() results.ServerVariant {
 	if t, ok := s.contentionTable(); ok {
 		sv.Tables = append(sv.Tables, t)
 	}
+	sv.Nodes = s.stages.nodes(s)
 	if s.mongo != nil {
 		sv.Tables = append(sv.Tables, s.mongo.chunkTable())
 	}
