@@ -121,6 +121,10 @@ type Meta struct {
 	// Fields is the logical vocabulary of the entity.
 	Fields []Field
 	Knobs  []Knob
+	// Owner names the entity whose life cycle each operation belongs to, so that a
+	// distributed run sends all of one entity's operations from one process (see
+	// Model.Shard); nil when no operation of the workload belongs to one.
+	Owner OwnerFunc
 	// New returns a generator for one stream. st is the stream's shared state (random
 	// numbers, population samplers, what the run created so far).
 	New func(st *State) Generator

@@ -70,6 +70,15 @@ type Sharing interface {
 	Share(ctx context.Context, members []Virtual, newSource func() (workloads.Source, error)) func(block []workloads.Op)
 }
 
+// Sharded is implemented by Virtual backends that can simulate one shard of a distributed
+// run (run --shard). Such a backend still simulates every operation of the stream, since
+// the servers see the whole run's load, but reports those own rejects with
+// metrics.FlagForeign: the shard that owns them records them. own is called once per
+// operation, in stream order, before Simulate reads it.
+type Sharded interface {
+	RecordOnly(own func(*workloads.Op) bool)
+}
+
 // EventHandler is implemented by backends that act on scenario events themselves (the
 // simulator's node_down, a real backend refreshing its topology after add_node).
 type EventHandler interface {
@@ -131,6 +140,10 @@ type Config struct {
 	Options yamlx.Raw
 	// Recreate drops and recreates the schema instead of leaving existing data alone.
 	Recreate bool
+	// SkipSetup leaves the schema and the load phase to a setup step that ran once before
+	// (run --setup-only): a shard of a distributed run must not create tables or load data
+	// beside the others. The backend uses what exists.
+	SkipSetup bool
 	// Log receives progress and warnings meant for the user (stderr); never secrets.
 	Log io.Writer
 }

@@ -73,6 +73,15 @@ type Config struct {
 	// SpinBelow overrides how short a wait is spun rather than slept (default DefaultSpinBelow;
 	// negative: never spin, as tests under testing/synctest need).
 	SpinBelow time.Duration
+	// Shard, when on, makes this process one shard of a distributed run (run --shard).
+	Shard Shard
+	// StartAt, when set, is the common clock of a distributed run (run --start-at): the
+	// wall-clock instant the first real-time variant's schedule starts at in every shard
+	// (see VariantGap for the next ones). A shard ready late sends the operations already
+	// due at once, counted late from their intended times.
+	StartAt time.Time
+	// Digest identifies the scenario as run and its designs (results.ScenarioInfo.Digest).
+	Digest string
 }
 
 // Progress is a snapshot for the progress line.
@@ -110,6 +119,10 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	if cfg.SpinBelow == 0 {
 		cfg.SpinBelow = DefaultSpinBelow
 	}
+	rcfg, err := realtimeConfig(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	sum := newSummary(&cfg)
 	var mu sync.Mutex // guards sum across parallel simulated variants
 	checkpoint := func() {
@@ -129,7 +142,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		vr, err := runRealtime(ctx, &cfg, i, func(v results.Variant) {
+		vr, err := runRealtime(ctx, rcfg, i, func(v results.Variant) {
 			mu.Lock()
 			sum.Variants[i] = v
 			mu.Unlock()
@@ -192,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	}
 	sum.Complete = sum.Interrupted == ""
 	mu.Lock()
-	err := cfg.Dir.WriteSummary(sum)
+	err = cfg.Dir.WriteSummary(sum)
 	mu.Unlock()
 	return sum, errors.Join(runErr, err)
 }
@@ -211,16 +224,17 @@ func newSummary(cfg *Config) *results.Summary {
 		StartedAt: time.Now(),
 		Backend:   cfg.Backend,
 		Scenario: results.ScenarioInfo{
-			Name: sc.Name, Description: sc.Description, Source: sc.File, Seed: sc.Seed,
-			DurationS: cfg.Schedule.Duration().Seconds(), ExpectedOps: cfg.Schedule.Expected(),
+			Name: sc.Name, Description: sc.Description, Source: sc.File, Seed: sc.Seed, Digest: cfg.Digest,
+			DurationS: cfg.Schedule.Duration().Seconds(), ExpectedOps: cfg.Schedule.Expected() * cfg.share(),
 			Arrival: sc.Load.Arrival, MaxInFlight: sc.Load.MaxInFlight,
 		},
+		Shard: cfg.shardInfo(),
 	}
 	if s.Tool.Host == "" {
 		s.Tool.Host, _ = os.Hostname()
 	}
 	for _, p := range cfg.Schedule.Phases() {
-		s.Phases = append(s.Phases, results.Phase{Name: p.Name, Type: p.Type, StartS: p.Start.Seconds(), EndS: p.End.Seconds(), ExpectedOps: p.Expected})
+		s.Phases = append(s.Phases, results.Phase{Name: p.Name, Type: p.Type, StartS: p.Start.Seconds(), EndS: p.End.Seconds(), ExpectedOps: p.Expected * cfg.share()})
 	}
 	for _, v := range cfg.Variants {
 		s.Variants = append(s.Variants, results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true})
@@ -228,10 +242,12 @@ func newSummary(cfg *Config) *results.Summary {
 	return s
 }
 
-// timeline adapts the schedule for the results writer.
-func timeline(s *schedule.Schedule) results.Timeline {
+// timeline adapts the schedule for the results writer: the operations this process is to
+// send (a shard's even share of the run) and the phase names.
+func timeline(cfg *Config) results.Timeline {
+	s, k := cfg.Schedule, cfg.share()
 	return results.Timeline{
-		Expected: func(from, to time.Duration) float64 { return s.CountAt(to) - s.CountAt(from) },
+		Expected: func(from, to time.Duration) float64 { return (s.CountAt(to) - s.CountAt(from)) * k },
 		Phase:    func(t time.Duration) string { return s.Phases()[s.PhaseAt(t)].Name },
 	}
 }
@@ -261,7 +277,7 @@ func progressSink(cfg *Config, i int, virtual bool, sink metrics.Sink) metrics.S
 	if cfg.Progress == nil {
 		return sink
 	}
-	tl := timeline(cfg.Schedule)
+	tl := timeline(cfg)
 	var late, dropped int64
 	return func(iv *metrics.Interval) error {
 		err := sink(iv)

@@ -173,6 +173,9 @@ func (c *Collector) Add(samples []Sample) {
 }
 
 func (c *Collector) add(s *Sample) {
+	if s.Flags&FlagForeign != 0 {
+		return
+	}
 	set := c.cur[s.Op]
 	if set == nil {
 		set = newIntervalSet(&c.pages)
@@ -220,6 +223,9 @@ func (c *Collector) AddVirtual(s *Sample) {
 	}
 	for at >= c.start+c.tick {
 		c.Flush(c.start+c.tick, 0)
+	}
+	if s.Flags&FlagForeign != 0 {
+		return
 	}
 	c.add(s)
 }

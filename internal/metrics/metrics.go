@@ -48,6 +48,11 @@ const (
 	FlagLate      = 1 << iota // started more than late_after after its intended time
 	FlagDropped               // never started (pool full with on_full: drop, or interrupted)
 	FlagAbandoned             // started but never completed before the drain timeout
+	// FlagForeign marks another shard's operation in a shard of a distributed run (run
+	// --shard): a simulator simulates it, since the servers see the whole run's load, but
+	// the shard that owns it records it. A collector counts nothing of it; in virtual
+	// time it only moves the clock on.
+	FlagForeign
 )
 
 // Sample is the record of one operation. Times are nanoseconds since the variant's run

@@ -2,11 +2,14 @@ package results
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,20 +22,32 @@ import (
 // directory, histograms that cannot be merged exactly): bad input, not a failed run.
 var ErrMergeInput = errors.New("cannot merge")
 
-// Merge combines results directories written concurrently by several load generators
-// (each driving its share of the traffic over the same schedule) into one directory at
-// out, exactly:
+// MergeOptions tune Merge.
+type MergeOptions struct {
+	// Tool is the harness writing the merged directory.
+	Tool Tool
+	// Partial merges an incomplete set (shards missing from a run, runs without a
+	// hot-partition analysis among runs with one) instead of refusing it; the merged
+	// summary then lists what is missing and is not complete.
+	Partial bool
+}
+
+// Merge combines results directories into one directory at out, exactly. The inputs must
+// be the shards of one distributed run or repeated runs of one scenario (see checkMerge);
+// anything else is refused with ErrMergeInput.
 //
 //   - counters add; latency histograms merge bucket by bucket, and every percentile of
 //     the merged summary is recomputed from the merged histograms (never averaged);
 //   - interval logs merge interval by interval, aligned on each run's schedule start;
-//   - the time series sums counts and rates per second, and recomputes each second's
-//     percentiles from the merged interval histograms;
-//   - hotspots.json sums per-node and per-table counts (exact) and merges the top-K
-//     partition lists with their Space-Saving error bounds widened to stay true bounds.
-//
-// Rates assume the inputs ran at the same time: target and achieved rates add up.
-func Merge(inputs []string, out string, tool Tool) (*Summary, error) {
+//   - the time series sums counts per second, and recomputes each second's percentiles
+//     from the merged interval histograms; rates add for shards (they ran at once) and
+//     are the runs' mean for repeats;
+//   - shards: hotspots.json is the whole run's in every shard (each one places or
+//     simulates the whole stream), so it is taken as it is, as is a simulator's
+//     server.json; repeats: per-node and per-table counts add (exact) and the top-K
+//     partition lists merge with their Space-Saving error bounds widened to stay true
+//     bounds.
+func Merge(inputs []string, out string, opts MergeOptions) (*Summary, error) {
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("%w: no input directories", ErrMergeInput)
 	}
@@ -53,7 +68,11 @@ func Merge(inputs []string, out string, tool Tool) (*Summary, error) {
 	if abs, _ := filepath.Abs(out); seen[abs] {
 		return nil, fmt.Errorf("%w: --out %s is one of the inputs", ErrMergeInput, out)
 	}
-	m := &merger{ins: ins, tool: tool}
+	plan, err := checkMerge(ins, opts.Partial)
+	if err != nil {
+		return nil, err
+	}
+	m := &merger{ins: ins, tool: opts.Tool, plan: plan}
 	sum, err := m.summary()
 	if err != nil {
 		return nil, err
@@ -74,10 +93,13 @@ func Merge(inputs []string, out string, tool Tool) (*Summary, error) {
 	if err := m.timeseries(dir, sum); err != nil {
 		return nil, err
 	}
-	if hs := m.hotspots(); hs != nil {
+	if hs := m.hotspots(sum); hs != nil {
 		if err := dir.WriteHotspots(hs); err != nil {
 			return nil, err
 		}
+	}
+	if err := m.server(dir, sum); err != nil {
+		return nil, err
 	}
 	if err := dir.WriteSummary(sum); err != nil {
 		return nil, err
@@ -89,6 +111,7 @@ type mergeInput struct {
 	dir    string
 	sum    *Summary
 	hs     *Hotspots
+	sv     *ServerReport
 	points []Point
 }
 
@@ -101,16 +124,21 @@ func readMergeInput(dir string) (*mergeInput, error) {
 	if err != nil {
 		return nil, err
 	}
+	sv, err := ReadServer(dir)
+	if err != nil {
+		return nil, err
+	}
 	pts, err := ReadTimeseries(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &mergeInput{dir: dir, sum: sum, hs: hs, points: pts}, nil
+	return &mergeInput{dir: dir, sum: sum, hs: hs, sv: sv, points: pts}, nil
 }
 
 type merger struct {
 	ins  []*mergeInput
 	tool Tool
+	plan *mergePlan
 	// all[variant][startMs] is every operation's interval histograms merged, for the
 	// time series percentiles.
 	all map[string]map[int64]*metrics.Set
@@ -143,12 +171,13 @@ func dueSeconds(v *Variant) float64 {
 
 func (m *merger) summary() (*Summary, error) {
 	first := m.ins[0].sum
+	p := m.plan
 	sum := &Summary{
 		Tool: m.tool, Scenario: first.Scenario, Backend: first.Backend,
 		StartedAt: first.StartedAt, EndedAt: first.EndedAt, Complete: true, Phases: first.Phases,
+		Merge: &MergeInfo{Kind: p.kind, Runs: p.runs, Missing: p.missing},
 	}
 	var interrupted []string
-	var notes []string
 	for _, in := range m.ins {
 		s := in.sum
 		sum.MergedFrom = append(sum.MergedFrom, in.dir)
@@ -162,18 +191,17 @@ func (m *merger) summary() (*Summary, error) {
 		if s.Interrupted != "" {
 			interrupted = append(interrupted, in.dir+": "+s.Interrupted)
 		}
-		if s.Scenario.Name != first.Scenario.Name {
-			notes = append(notes, fmt.Sprintf("merged runs of different scenarios: %s (%s) and %s (%s)", first.Scenario.Name, m.ins[0].dir, s.Scenario.Name, in.dir))
-		}
-		if s.Backend.Name != first.Backend.Name {
-			notes = append(notes, fmt.Sprintf("merged runs on different backends: %s and %s", first.Backend.Name, s.Backend.Name))
-		}
+	}
+	if len(p.missing) > 0 {
+		sum.Complete = false
+		interrupted = append(interrupted, "partial merge: missing "+strings.Join(p.missing, "; "))
 	}
 	sum.Interrupted = strings.Join(interrupted, "; ")
 	sum.Scenario.ExpectedOps = 0
 	for _, in := range m.ins {
 		sum.Scenario.ExpectedOps += in.sum.Scenario.ExpectedOps
 	}
+	sum.Phases = slices.Clone(first.Phases)
 	for i := range sum.Phases {
 		sum.Phases[i].ExpectedOps = 0
 		for _, in := range m.ins {
@@ -185,25 +213,31 @@ func (m *merger) summary() (*Summary, error) {
 
 	// Variants in order of first appearance.
 	var order []string
-	byName := map[string][]*Variant{}
-	for _, in := range m.ins {
+	byName := map[string][]weighted{}
+	for k, in := range m.ins {
 		for i := range in.sum.Variants {
 			v := &in.sum.Variants[i]
 			if _, ok := byName[v.Name]; !ok {
 				order = append(order, v.Name)
 			}
-			byName[v.Name] = append(byName[v.Name], v)
+			byName[v.Name] = append(byName[v.Name], weighted{v, p.weight[k]})
 		}
 	}
 	for _, name := range order {
-		mv, err := mergeVariant(byName[name], len(m.ins))
+		mv, err := m.variant(byName[name])
 		if err != nil {
 			return nil, fmt.Errorf("variant %s: %w", name, err)
 		}
-		mv.Notes = appendUnique(mv.Notes, notes...)
+		mv.Notes = appendUnique(mv.Notes, p.notes...)
 		sum.Variants = append(sum.Variants, mv)
 	}
 	return sum, nil
+}
+
+// weighted is one input's variant and the number of runs it stands for.
+type weighted struct {
+	v *Variant
+	w int
 }
 
 func appendUnique(list []string, more ...string) []string {
@@ -222,25 +256,40 @@ func appendUnique(list []string, more ...string) []string {
 	return list
 }
 
-func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
-	f := vs[0]
+// variant merges one variant's results. Shards ran at once, each a part of the whole:
+// the measured span is the longest, rates add. Repeats ran one after another: their spans
+// add, so rates come out as the runs' mean.
+func (m *merger) variant(vs []weighted) (Variant, error) {
+	f := vs[0].v
+	shards := m.plan.shards()
 	out := Variant{Name: f.Name, Design: f.Design, Database: f.Database, Params: f.Params, StartedAt: f.StartedAt}
-	var span, due float64
+	var span, due, runs float64
 	var opOrder []string
 	opKind := map[string]string{}
 	opSets := map[string]*metrics.Set{}
 	total := newSet()
 	nodes := map[string]int64{}
 	var nodeOrder []string
-	for _, v := range vs {
+	// A simulated shard simulates the whole cluster: its node counts are the whole run's.
+	wholeNodes := shards && m.ins[0].sum.Backend.Simulated
+	for k, wv := range vs {
+		v, w := wv.v, float64(wv.w)
 		if v.StartedAt.Before(out.StartedAt) {
 			out.StartedAt = v.StartedAt
 		}
-		span = math.Max(span, v.DurationS)
-		due = math.Max(due, dueSeconds(v))
+		vdue := dueSeconds(v) / w // a pooled input's scheduled operations span its runs
+		if shards {
+			span, due = math.Max(span, v.DurationS), math.Max(due, vdue)
+		} else {
+			span, due, runs = span+v.DurationS*w, due+vdue*w, runs+w
+		}
 		out.Interrupted = out.Interrupted || v.Interrupted
 		out.Notes = appendUnique(out.Notes, v.Notes...)
-		out.Events = append(out.Events, v.Events...)
+		if shards {
+			out.Events = appendUniqueEvents(out.Events, v.Events...)
+		} else {
+			out.Events = append(out.Events, v.Events...)
+		}
 		if v.Design != f.Design || v.Database != f.Database {
 			out.Notes = appendUnique(out.Notes, fmt.Sprintf("merged inputs disagree on this variant's design: %s/%s and %s/%s", f.Database, f.Design, v.Database, v.Design))
 		}
@@ -258,7 +307,9 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 			if _, ok := nodes[n.Node]; !ok {
 				nodeOrder = append(nodeOrder, n.Node)
 			}
-			nodes[n.Node] += n.Ops
+			if !wholeNodes || k == 0 {
+				nodes[n.Node] += n.Ops
+			}
 		}
 		for i := range v.Ops {
 			st := &v.Ops[i]
@@ -285,11 +336,14 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 			return out, fmt.Errorf("totals: %w", err)
 		}
 	}
-	if len(vs) < inputs {
-		out.Notes = appendUnique(out.Notes, fmt.Sprintf("this variant is in %d of the %d merged runs", len(vs), inputs))
+	if len(vs) < len(m.ins) {
+		out.Notes = appendUnique(out.Notes, fmt.Sprintf("this variant is in %d of the %d merged inputs", len(vs), len(m.ins)))
 	}
 	sort.SliceStable(out.Events, func(i, j int) bool { return out.Events[i].AtS < out.Events[j].AtS })
 	out.DurationS = span
+	if !shards && runs > 0 {
+		out.DurationS = span / runs // the mean run's span; rates below are over every run's
+	}
 	for _, op := range opOrder {
 		st := FromSet(op, opKind[op], opSets[op], span, due)
 		st.HistogramLog = HistogramLogPath(out.Name, op)
@@ -300,6 +354,17 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 		out.Nodes = append(out.Nodes, NodeCount{Node: n, Ops: nodes[n]})
 	}
 	return out, nil
+}
+
+// appendUniqueEvents adds the events not already listed: every simulated shard applies
+// the scenario's events to its whole simulated cluster, so each lists them.
+func appendUniqueEvents(list []Event, more ...Event) []Event {
+	for _, e := range more {
+		if !slices.Contains(list, e) {
+			list = append(list, e)
+		}
+	}
+	return list
 }
 
 // intervalKey aligns intervals of different runs: the tag and the start in ms since
@@ -422,7 +487,8 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 	}
 	agg := map[key]*Point{}
 	var keys []key
-	for _, in := range m.ins {
+	for i, in := range m.ins {
+		w := float64(m.plan.weight[i])
 		for _, p := range in.points {
 			k := key{p.Variant, int64(math.Round(p.StartS * 1000))}
 			a, ok := agg[k]
@@ -436,14 +502,14 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 				keys = append(keys, k)
 			}
 			a.EndS = math.Max(a.EndS, p.EndS)
-			a.TargetRate += p.TargetRate
-			a.AchievedRate += p.AchievedRate
+			a.TargetRate += p.TargetRate * w
+			a.AchievedRate += p.AchievedRate * w
 			a.Completed += p.Completed
 			a.OK += p.OK
 			a.Late += p.Late
 			a.Dropped += p.Dropped
 			a.Abandoned += p.Abandoned
-			a.InFlight += p.InFlight
+			a.InFlight += p.InFlight * int64(m.plan.weight[i])
 			for c, n := range p.Errors {
 				if a.Errors == nil {
 					a.Errors = map[string]int64{}
@@ -465,6 +531,12 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 	incomplete := 0
 	for _, k := range keys {
 		p := agg[k]
+		if !m.plan.shards() {
+			// Repeats ran one after another: a second's rates are the runs' mean.
+			r := float64(m.plan.runs)
+			p.TargetRate, p.AchievedRate = p.TargetRate/r, p.AchievedRate/r
+			p.InFlight = int64(math.Round(float64(p.InFlight) / r))
+		}
 		p.P50, p.P90, p.P99, p.P999, p.Max, p.ServiceP99, p.LagP99 = 0, 0, 0, 0, 0, 0, 0
 		if set := m.all[k.variant][k.startMs]; set != nil && set.Response.TotalCount() == p.Completed && p.Completed > 0 {
 			q := set.Response.ValueAtPercentiles([]float64{50, 90, 99, 99.9})
@@ -488,8 +560,91 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 	return nil
 }
 
-// hotspots merges the inputs' hot-partition analyses.
-func (m *merger) hotspots() *Hotspots {
+// hotspots is the merged hot-partition analysis. Every shard of a run analyses the whole
+// run's stream (a simulator simulates all of it; a real run places all of it), so the
+// shards' analyses are one and the same: the lowest shard's is the run's, exactly, and a
+// shard that differs is noted. Repeats merge their analyses (mergeHotspots).
+func (m *merger) hotspots(sum *Summary) *Hotspots {
+	if !m.plan.shards() {
+		hs := m.mergeHotspots()
+		if hs == nil && m.hadAny(func(in *mergeInput) bool { return in.hs != nil }) {
+			noteAll(sum, "no hot-partition analysis could be merged")
+		}
+		if len(m.plan.missing) > 0 && hs != nil {
+			for i := range hs.Variants {
+				hs.Variants[i].Notes = appendUnique(hs.Variants[i].Notes, "partial merge: covers only the runs with a hot-partition analysis")
+			}
+		}
+		return hs
+	}
+	var base *mergeInput
+	for _, in := range m.ins {
+		if in.hs != nil {
+			base = in
+			break
+		}
+	}
+	if base == nil {
+		return nil // the run has none (no designs, or interrupted before placing)
+	}
+	out := *base.hs
+	out.Variants = slices.Clone(base.hs.Variants)
+	for _, in := range m.ins {
+		if in == base || in.hs == nil {
+			continue
+		}
+		for i := range out.Variants {
+			v := &out.Variants[i]
+			if o := in.hs.Variant(v.Variant); o == nil || !sameAnalysis(v, o) {
+				v.Notes = appendUnique(v.Notes, fmt.Sprintf("the shards' analyses of the whole run differ (%s and %s); this is %s's", base.dir, in.dir, base.dir))
+			}
+		}
+	}
+	return &out
+}
+
+// sameAnalysis compares two shards' analyses of one variant, notes aside (they name
+// what each shard did).
+func sameAnalysis(a, b *HotspotsVariant) bool {
+	x, y := *a, *b
+	x.Notes, y.Notes = nil, nil
+	ja, err1 := json.Marshal(x)
+	jb, err2 := json.Marshal(y)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+func (m *merger) hadAny(f func(*mergeInput) bool) bool {
+	return slices.ContainsFunc(m.ins, f)
+}
+
+// noteAll adds a note to every variant of the summary.
+func noteAll(sum *Summary, note string) {
+	for i := range sum.Variants {
+		sum.Variants[i].Notes = appendUnique(sum.Variants[i].Notes, note)
+	}
+}
+
+// server writes the merged server.json where one means something: a simulated run's
+// shards each modelled the whole cluster, so their server.json is the run's. Real
+// servers' figures are each shard's own view over its own window, and repeats' are of
+// different runs: they stay in the inputs, and the merged summary says so.
+func (m *merger) server(dir *Dir, sum *Summary) error {
+	if !m.hadAny(func(in *mergeInput) bool { return in.sv != nil }) {
+		return nil
+	}
+	if m.plan.shards() && sum.Backend.Simulated {
+		for _, in := range m.ins {
+			if in.sv != nil {
+				return dir.WriteServer(in.sv)
+			}
+		}
+	}
+	noteAll(sum, "server-side figures (server.json) are not merged: each input's are its own view; see "+strings.Join(sum.MergedFrom, ", "))
+	return nil
+}
+
+// mergeHotspots merges the inputs' hot-partition analyses.
+func (m *merger) mergeHotspots() *Hotspots {
 	var order []string
 	byName := map[string][]*HotspotsVariant{}
 	for _, in := range m.ins {

@@ -152,7 +152,17 @@ var Meta = &workloads.Meta{
 		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of cart operations in sessions created during the run"},
 		{Name: "ttl_days", Default: 7, Min: 0.01, Max: 3650, Doc: "cart lifetime after the last update (expires_at)"},
 	},
-	New: newGen,
+	Owner: owner,
+	New:   newGen,
+}
+
+// owner: a cart's operations go with its owner, the user or the guest session (a guest's
+// cart thus with the guest's session); merge goes with the user's cart it fills.
+func owner(_ int, op *workloads.Op) (uint64, int64) {
+	if op.User >= 0 {
+		return workloads.KindUser, op.User
+	}
+	return workloads.KindSession, op.Session
 }
 
 // cartIdent identifies an owner's cart generation: user u -> 2u, guest session s -> 2s+1.

@@ -93,7 +93,18 @@ var Meta = &workloads.Meta{
 		{Name: "period_month_share", Default: 0.2, Min: 0, Max: 1, Doc: "share of list_by_period reading a month (else a day)"},
 		{Name: "current_share", Default: 0.6, Min: 0, Max: 1, Doc: "share of period and month reads of the current day/month"},
 	},
-	New: newGen,
+	Owner: owner,
+	New:   newGen,
+}
+
+// owner: placing, reading and moving an order through its statuses go with the order;
+// the history and period listings belong to no order's life cycle.
+func owner(i int, op *workloads.Op) (uint64, int64) {
+	switch i {
+	case opPlace, opRead, opStatus:
+		return workloads.KindOrder, op.Order
+	}
+	return 0, 0
 }
 
 // item derives the j-th item of order o.

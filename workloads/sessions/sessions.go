@@ -86,7 +86,17 @@ var Meta = &workloads.Meta{
 		{Name: "ttl_hours", Default: 24, Min: 0.01, Max: 24 * 365, Doc: "session lifetime after the last activity (expires_at)"},
 		{Name: "list_limit", Default: 10, Min: 1, Max: 10000, Doc: "rows read by list_by_user"},
 	},
-	New: newGen,
+	Owner: owner,
+	New:   newGen,
+}
+
+// owner: a session's operations go with the session; listing a user's sessions belongs
+// to no session's life cycle.
+func owner(i int, op *workloads.Op) (uint64, int64) {
+	if i == opList {
+		return 0, 0
+	}
+	return workloads.KindSession, op.Session
 }
 
 type gen struct {

@@ -120,7 +120,9 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 		return nil, err
 	}
 	b.logf("variant %s → keyspace %s on %s (Cassandra %s, %d nodes, local dc %s)", cfg.Variant.Name, b.keyspace, t.redacted, b.release, len(b.peers), b.localDC)
-	if err := b.createSchema(ctx, setup); err != nil {
+	if cfg.SkipSetup {
+		b.note("schema and load phase left to the distributed run's setup step (run --setup-only)")
+	} else if err := b.createSchema(ctx, setup); err != nil {
 		setup.Close()
 		return nil, err
 	}
@@ -134,7 +136,7 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 		b.session.Close()
 		return nil, err
 	}
-	if o.Load.Ops > 0 {
+	if o.Load.Ops > 0 && !cfg.SkipSetup {
 		if err := b.load(ctx); err != nil {
 			b.session.Close()
 			return nil, err

@@ -122,7 +122,9 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	b.dbName = databaseName(prefix+set.dbSuffix, "", cfg.Variant.Name)
 	b.db = b.client.Database(b.dbName)
 	b.logf("variant %s → database %s on %s (%s)", cfg.Variant.Name, b.dbName, t.redacted, b.dep)
-	if err := b.setup(ctx); err != nil {
+	if cfg.SkipSetup {
+		b.note("collections, indexes, sharding and load phase left to the distributed run's setup step (run --setup-only)")
+	} else if err := b.setup(ctx); err != nil {
 		b.client.Disconnect(context.Background())
 		return nil, fmt.Errorf("mongo %s: setting up %s: %s", t.redacted, b.dbName, b.redact(err.Error()))
 	}
@@ -130,7 +132,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 		b.client.Disconnect(context.Background())
 		return nil, &UsageError{err}
 	}
-	if o.Load.Ops > 0 {
+	if o.Load.Ops > 0 && !cfg.SkipSetup {
 		if err := b.load(ctx); err != nil {
 			b.client.Disconnect(context.Background())
 			return nil, err
