@@ -7,13 +7,16 @@ package workloads
 // operations its shard owns, so the N shards together send exactly the single-process
 // stream, each operation once, at its own intended time.
 //
-// An operation's shard follows the entity whose life cycle it belongs to (Meta.Owner):
-// a session is created, touched, read and expired by one process, a cart filled, changed
-// and checked out by one, an order placed, read and moved through its statuses by one, so
-// those steps go out in stream order from a single dispatcher. A guest's cart goes with
-// the guest's session. Operations outside any life cycle (page views, the catalog, reads
-// of a user's lists) are spread by their position in the stream, which keeps the shards
-// even: only the hottest entities' operations make one shard busier than another.
+// An operation's shard follows the entity whose life cycle it belongs to (Meta.Owner): a
+// session the run creates is created, touched, read and expired by one process, an order
+// the run places is read and moved through its statuses by the process that placed it,
+// and a cart, whose contents evolve through the run, is filled, changed and checked out
+// by one, so those steps go out in stream order from a single dispatcher. Operations on
+// entities that existed before the run (the initial sessions, the historic orders) and
+// outside any life cycle (page views, the catalog, reads of a user's lists) are spread by
+// their position in the stream: no creation of theirs is in the stream to come first,
+// and spreading them keeps the shards even where pinning the hottest initial sessions
+// would not (Zipf activity puts a few percent of all traffic on the hottest one).
 //
 // The one operation that spans two owners is carts.merge (a guest cart folded into the
 // user's cart at login): it goes with the user's cart, and the guest cart's earlier
@@ -30,7 +33,7 @@ const (
 // OwnerFunc names the entity whose life cycle workload operation i (an index into
 // Meta.Ops) belongs to: a kind (KindSession, KindUser, KindOrder, ...) and an id. Kind 0
 // means the operation belongs to none.
-type OwnerFunc func(i int, op *Op) (kind uint64, id int64)
+type OwnerFunc func(m *Model, i int, op *Op) (kind uint64, id int64)
 
 // Shard returns which of n shards sends op: the same for every operation of one owner,
 // spread by position for operations without one. n < 2 is the whole stream (shard 0).
@@ -42,7 +45,7 @@ func (m *Model) Shard(op *Op, n int) int {
 	info := &m.Ops[op.Type]
 	kind, id := uint64(0), int64(0)
 	if f := info.Workload.Owner; f != nil {
-		kind, id = f(info.Index, op)
+		kind, id = f(m, info.Index, op)
 	}
 	if kind != 0 {
 		h = Hash(m.Seed, saltShard^kind<<32, id)

@@ -158,7 +158,7 @@ var Meta = &workloads.Meta{
 
 // owner: a cart's operations go with its owner, the user or the guest session (a guest's
 // cart thus with the guest's session); merge goes with the user's cart it fills.
-func owner(_ int, op *workloads.Op) (uint64, int64) {
+func owner(_ *workloads.Model, _ int, op *workloads.Op) (uint64, int64) {
 	if op.User >= 0 {
 		return workloads.KindUser, op.User
 	}

@@ -97,12 +97,15 @@ var Meta = &workloads.Meta{
 	New:   newGen,
 }
 
-// owner: placing, reading and moving an order through its statuses go with the order;
-// the history and period listings belong to no order's life cycle.
-func owner(i int, op *workloads.Op) (uint64, int64) {
+// owner: placing, reading and moving an order the run placed through its statuses go
+// with the order; historic orders and the history and period listings belong to no life
+// cycle of the run's.
+func owner(m *workloads.Model, i int, op *workloads.Op) (uint64, int64) {
 	switch i {
 	case opPlace, opRead, opStatus:
-		return workloads.KindOrder, op.Order
+		if op.Order >= m.FirstNewOrder() {
+			return workloads.KindOrder, op.Order
+		}
 	}
 	return 0, 0
 }

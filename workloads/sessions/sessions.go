@@ -90,10 +90,11 @@ var Meta = &workloads.Meta{
 	New:   newGen,
 }
 
-// owner: a session's operations go with the session; listing a user's sessions belongs
-// to no session's life cycle.
-func owner(i int, op *workloads.Op) (uint64, int64) {
-	if i == opList {
+// owner: the operations of a session the run created go with the session; those of the
+// sessions that existed before the run, and listing a user's sessions, belong to no life
+// cycle of the run's.
+func owner(m *workloads.Model, i int, op *workloads.Op) (uint64, int64) {
+	if i == opList || op.Session < m.Sessions {
 		return 0, 0
 	}
 	return workloads.KindSession, op.Session
