@@ -43,7 +43,9 @@ func fakeRun(t *testing.T, dir string, edit func(*results.Summary), hs *results.
 }
 
 func shardOf(i, n int) func(*results.Summary) {
-	return func(s *results.Summary) { s.Shard = &results.ShardInfo{Index: i, Count: n, StartAt: "2026-11-28T10:00:00Z"} }
+	return func(s *results.Summary) {
+		s.Shard = &results.ShardInfo{Index: i, Count: n, StartAt: "2026-11-28T10:00:00Z"}
+	}
 }
 
 func both(fs ...func(*results.Summary)) func(*results.Summary) {
