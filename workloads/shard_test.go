@@ -139,3 +139,24 @@ func TestShardSpreadsOperationsWithoutOwner(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkShard measures deciding an operation's shard, which every process of a
+// distributed run does for every operation of the stream (BenchmarkStream generates it).
+func BenchmarkShard(b *testing.B) {
+	m := newModel(b, testScenario(b, 1, allMix(), ""))
+	s := m.NewStream(schedule.New(m.Scenario))
+	ops := make([]workloads.Op, 1<<16)
+	for i := range ops {
+		if !s.Next(&ops[i]) {
+			b.Fatal("ended")
+		}
+	}
+	n := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n += m.Shard(&ops[i&(len(ops)-1)], 4)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	_ = n
+}

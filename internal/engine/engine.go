@@ -119,7 +119,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	if cfg.SpinBelow == 0 {
 		cfg.SpinBelow = DefaultSpinBelow
 	}
-	rcfg, err := realtimeConfig(&cfg)
+	rcfg, err := applyShard(&cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	stopTicker := make(chan struct{})
 	go func() {
 		defer close(tickerDone)
-		clk := newIntervalClock(origin, cfg.Tick, !cfg.StartAt.IsZero())
+		clk := newIntervalClock(origin, cfg.Tick, cfg.alignedIntervals())
 		defer clk.Stop()
 		n := 0
 		for {

@@ -60,12 +60,12 @@ func (o *ownSource) Next(op *workloads.Op) bool {
 // variant's backend report (server-side figures) and checkpoint.
 const VariantGap = 10 * time.Second
 
-// realtimeConfig returns the configuration real-time variants run with: for a shard, a
+// applyShard returns the configuration real-time variants run with: for a shard, a
 // stream of its own operations only, and scenario events only on shard 0 (the servers
 // must see each event once, not once per shard). Simulated variants keep the whole stream
 // and are told which operations to record. It fails when a simulated backend cannot run
 // a shard.
-func realtimeConfig(cfg *Config) (*Config, error) {
+func applyShard(cfg *Config) (*Config, error) {
 	if err := cfg.Shard.check(); err != nil {
 		return nil, err
 	}
@@ -177,10 +177,15 @@ func (cfg *Config) lateStartNote(origin time.Time, ready time.Time) string {
 		late.Round(time.Millisecond), origin.UTC().Format(time.RFC3339Nano))
 }
 
-// intervalClock tells a real-time variant's ticker when to close an interval. On the
-// shards' common clock every interval ends on a whole tick since the origin, also for a
-// shard that started late, so the shards' intervals line up for merge; otherwise an
-// interval ends when its tick fires.
+// alignedIntervals says whether a real-time variant's intervals end on whole ticks since
+// its origin: on a common clock, and for every shard of a distributed run, whose
+// intervals merge second by second.
+func (cfg *Config) alignedIntervals() bool { return !cfg.StartAt.IsZero() || cfg.Shard.On() }
+
+// intervalClock tells a real-time variant's ticker when to close an interval. Aligned,
+// every interval ends on a whole tick since the origin, also for a shard that started
+// late, so the shards' intervals line up for merge; otherwise an interval ends when its
+// tick fires.
 type intervalClock struct {
 	origin  time.Time
 	tick    time.Duration

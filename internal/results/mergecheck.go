@@ -162,6 +162,18 @@ func checkRepeats(ins []*mergeInput, partial bool) (*mergePlan, error) {
 			p.notes = append(p.notes, fmt.Sprintf("%s ran the same seed %d on the simulator: identical runs, so pooling them adds no samples", strings.Join(dirs, ", "), seed))
 		}
 	}
+	if len(seeds) > 1 {
+		var ns []int64
+		for seed := range seeds {
+			ns = append(ns, seed)
+		}
+		slices.Sort(ns)
+		var list []string
+		for _, n := range ns {
+			list = append(list, strconv.FormatInt(n, 10))
+		}
+		p.notes = append(p.notes, fmt.Sprintf("pooled runs of seeds %s (scenario.seed is the first input's)", strings.Join(list, ", ")))
+	}
 	if len(versions) > 1 {
 		p.notes = append(p.notes, "the pooled runs were written by different shardbench builds")
 	}
