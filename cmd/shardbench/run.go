@@ -185,6 +185,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.SetupOnly {
 		return runSetup(ctx, opts, in)
 	}
+	if late := time.Since(startAt); !startAt.IsZero() && opts.Backend != "sim" && late > in.Schedule.Duration() {
+		return usageErrorf("--start-at %s passed %s ago, more than the schedule's %s: this process would send the whole of its first variant at once; start the run again with a new --start-at",
+			opts.StartAt, late.Round(time.Second), in.Schedule.Duration())
+	}
 	digest, err := runDigest(in)
 	if err != nil {
 		return err

@@ -341,3 +341,15 @@ func TestShardedNullRunSendsTheWholeSchedule(t *testing.T) {
 		t.Errorf("%d merged points, want the 3-4 seconds of the common clock: %+v", len(pts), pts)
 	}
 }
+
+// A shard whose common start passed more than a whole schedule ago refuses to run rather
+// than send everything at once.
+func TestShardRefusesAStartLongPast(t *testing.T) {
+	path := writeFile(t, "small.yaml", smallScenario)
+	io, _, _ := testIO()
+	o := RunOptions{IO: io, ScenarioPath: path, Backend: "null", Out: filepath.Join(t.TempDir(), "out"), Shard: "0/2",
+		StartAt: time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}
+	if err := runRun(context.Background(), &o); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "more than the schedule's 3s") {
+		t.Errorf("start a minute ago for a 3 s schedule: %v", err)
+	}
+}
