@@ -80,7 +80,7 @@ func Merge(inputs []string, out string, opts MergeOptions) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %v", ErrMergeInput, err)
 	}
 	defer dir.Close()
-	if b, err := os.ReadFile(filepath.Join(ins[0].dir, ScenarioFile)); err == nil {
+	if b := ins[0].asRun; b != nil {
 		if err := dir.WriteFile(ScenarioFile, b); err != nil {
 			return nil, err
 		}
@@ -107,6 +107,7 @@ func Merge(inputs []string, out string, opts MergeOptions) (*Summary, error) {
 
 type mergeInput struct {
 	dir    string
+	asRun  []byte // scenario.yaml, nil when absent
 	sum    *Summary
 	hs     *Hotspots
 	sv     *ServerReport
@@ -130,7 +131,11 @@ func readMergeInput(dir string) (*mergeInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mergeInput{dir: dir, sum: sum, hs: hs, sv: sv, points: pts}, nil
+	asRun, err := os.ReadFile(filepath.Join(dir, ScenarioFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return &mergeInput{dir: dir, asRun: asRun, sum: sum, hs: hs, sv: sv, points: pts}, nil
 }
 
 type merger struct {
@@ -155,16 +160,6 @@ func addSet(s, o *metrics.Set) error {
 	}
 	s.Counters.Add(&o.Counters)
 	return nil
-}
-
-// dueSeconds recovers the schedule span a variant's target rates were computed over.
-func dueSeconds(v *Variant) float64 {
-	for _, st := range append([]OpStats{v.Totals}, v.Ops...) {
-		if st.TargetRate > 0 && st.Scheduled > 0 {
-			return float64(st.Scheduled) / st.TargetRate
-		}
-	}
-	return 0
 }
 
 func (m *merger) summary() (*Summary, error) {
@@ -264,6 +259,7 @@ func (m *merger) variant(vs []weighted) (Variant, error) {
 	var span, due, runs float64
 	var opOrder []string
 	opKind := map[string]string{}
+	opReason := map[string]string{} // why an input did not serve the operation
 	opSets := map[string]*metrics.Set{}
 	total := newSet()
 	nodes := map[string]int64{}
@@ -322,6 +318,12 @@ func (m *merger) variant(vs []weighted) (Variant, error) {
 				opOrder = append(opOrder, st.Op)
 				opKind[st.Op] = st.Kind
 			}
+			if st.UnservedReason != "" && opReason[st.Op] == "" {
+				opReason[st.Op] = st.UnservedReason
+			}
+			if ok && (acc.Scheduled() > 0) != st.Served() {
+				out.Notes = appendUnique(out.Notes, fmt.Sprintf("merged inputs disagree on whether this variant serves %s: figures are of the inputs that served it", st.Op))
+			}
 			if err := addSet(acc, set); err != nil {
 				return out, fmt.Errorf("%s: %w", st.Op, err)
 			}
@@ -344,10 +346,16 @@ func (m *merger) variant(vs []weighted) (Variant, error) {
 	}
 	for _, op := range opOrder {
 		st := FromSet(op, opKind[op], opSets[op], span, due)
-		st.HistogramLog = HistogramLogPath(out.Name, op)
+		if st.Unserved > 0 {
+			st.UnservedReason = opReason[op]
+		}
+		if st.Scheduled > 0 {
+			st.HistogramLog = HistogramLogPath(out.Name, op)
+		}
 		out.Ops = append(out.Ops, st)
 	}
 	out.Totals = FromSet("all", "", total, span, due)
+	out.Coverage = CoverageOf(out.Ops)
 	for _, n := range nodeOrder {
 		out.Nodes = append(out.Nodes, NodeCount{Node: n, Ops: nodes[n]})
 	}
@@ -494,7 +502,7 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 				cp := p
 				cp.Errors = nil
 				a = &cp
-				a.Completed, a.OK, a.Late, a.Dropped, a.Abandoned, a.InFlight = 0, 0, 0, 0, 0, 0
+				a.Completed, a.OK, a.Late, a.Dropped, a.Abandoned, a.Unserved, a.InFlight = 0, 0, 0, 0, 0, 0, 0
 				a.TargetRate, a.AchievedRate = 0, 0
 				agg[k] = a
 				keys = append(keys, k)
@@ -507,6 +515,7 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 			a.Late += p.Late
 			a.Dropped += p.Dropped
 			a.Abandoned += p.Abandoned
+			a.Unserved += p.Unserved
 			a.InFlight += p.InFlight * int64(m.plan.weight[i])
 			for c, n := range p.Errors {
 				if a.Errors == nil {

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -39,20 +41,19 @@ func (p *mergePlan) shards() bool { return p.kind == MergeShards }
 // shards, it orders the inputs by shard index.
 func checkMerge(ins []*mergeInput, partial bool) (*mergePlan, error) {
 	first := ins[0]
-	for _, in := range ins {
-		if in.sum.Scenario.Digest == "" {
-			return nil, fmt.Errorf("%w: %s has no scenario digest (it was not written by `shardbench run` of this release or a merge of such runs): merge cannot check that it ran the same scenario as the others", ErrMergeInput, in.dir)
-		}
+	ids, old, err := identities(ins)
+	if err != nil {
+		return nil, err
 	}
-	for _, in := range ins[1:] {
+	for k, in := range ins[1:] {
 		a, b := &first.sum.Scenario, &in.sum.Scenario
-		if a.Digest != b.Digest {
+		if ids[0] != ids[k+1] {
 			what := "the same scenario name with a different file, overrides (--duration, --rate-scale) or designs"
 			if a.Name != b.Name {
 				what = fmt.Sprintf("different scenarios, %q and %q", a.Name, b.Name)
 			}
 			return nil, fmt.Errorf("%w: %s and %s ran %s (digests %s and %s): merge combines the shards of one run or repeated runs of one scenario",
-				ErrMergeInput, first.dir, in.dir, what, short(a.Digest), short(b.Digest))
+				ErrMergeInput, first.dir, in.dir, what, short(ids[0]), short(ids[k+1]))
 		}
 		if first.sum.Backend.Name != in.sum.Backend.Name || first.sum.Backend.Target != in.sum.Backend.Target {
 			return nil, fmt.Errorf("%w: %s ran on %s and %s on %s: merged runs must share the backend and target", ErrMergeInput,
@@ -67,7 +68,11 @@ func checkMerge(ins []*mergeInput, partial bool) (*mergePlan, error) {
 	}
 	switch sharded {
 	case 0:
-		return checkRepeats(ins, partial)
+		p, err := checkRepeats(ins, partial)
+		if err == nil && old {
+			p.notes = append(p.notes, "some inputs predate scenario digests: they were matched by their scenario.yaml (seed aside), their designs unchecked")
+		}
+		return p, err
 	case len(ins):
 		return checkShards(ins, partial)
 	}
@@ -81,6 +86,33 @@ func checkMerge(ins []*mergeInput, partial bool) (*mergePlan, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: %s is a shard of a distributed run and %s a whole run: merge the shards first, then pool the merged run with other runs", ErrMergeInput, shard, whole)
+}
+
+// identities names what each input ran, for comparing them: its scenario digest, or for
+// a directory written before digests (old reports true), a digest of its scenario.yaml
+// with the seed line left out (the designs it ran cannot be told).
+func identities(ins []*mergeInput) (ids []string, old bool, err error) {
+	for _, in := range ins {
+		old = old || in.sum.Scenario.Digest == ""
+	}
+	for _, in := range ins {
+		if !old {
+			ids = append(ids, in.sum.Scenario.Digest)
+			continue
+		}
+		if in.asRun == nil {
+			return nil, false, fmt.Errorf("%w: %s has no scenario digest (written before shardbench recorded one) and no %s: merge cannot check that it ran the same scenario as the others", ErrMergeInput, in.dir, ScenarioFile)
+		}
+		var b strings.Builder
+		for _, line := range strings.SplitAfter(string(in.asRun), "\n") {
+			if !strings.HasPrefix(line, "seed:") {
+				b.WriteString(line)
+			}
+		}
+		sum := sha256.Sum256([]byte(b.String()))
+		ids = append(ids, "scenario.yaml:"+hex.EncodeToString(sum[:]))
+	}
+	return ids, old, nil
 }
 
 func checkShards(ins []*mergeInput, partial bool) (*mergePlan, error) {
@@ -190,7 +222,7 @@ func ones(n int) []int {
 }
 
 func short(digest string) string {
-	d := strings.TrimPrefix(digest, "sha256:")
+	d := strings.TrimPrefix(strings.TrimPrefix(digest, "sha256:"), "scenario.yaml:")
 	if len(d) > 12 {
 		d = d[:12]
 	}

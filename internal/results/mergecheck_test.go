@@ -226,3 +226,29 @@ func TestMergeRepeatsPoolsSamples(t *testing.T) {
 		t.Errorf("three runs: %+v, %d operations at %.3f/s", sum3.Merge, m3.Scheduled, m3.TargetRate)
 	}
 }
+
+// Directories written before scenario digests are matched by their scenario.yaml, the
+// seed aside: the same scenario pools (and says how it was matched), another is refused.
+func TestMergeMatchesOldRunsByTheirScenario(t *testing.T) {
+	tmp := t.TempDir()
+	old := func(name, asRun string, seed int64) string {
+		d := fakeRun(t, filepath.Join(tmp, name), func(s *results.Summary) { s.Scenario.Digest, s.Scenario.Seed = "", seed }, nil)
+		if err := (&results.Dir{Path: d}).WriteFile(results.ScenarioFile, []byte(asRun)); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a := old("a", "name: bf\nseed: 1\nload: {}\n", 1)
+	b := old("b", "name: bf\nseed: 2\nload: {}\n", 2)
+	c := old("c", "name: bf\nseed: 1\nload: {arrival: uniform}\n", 1)
+	sum, err := results.Merge([]string{a, b}, filepath.Join(tmp, "ab"), results.MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(sum.Variants[0].Notes, " "); !strings.Contains(notes, "matched by their scenario.yaml") || !strings.Contains(notes, "seeds 1, 2") {
+		t.Errorf("notes %q", notes)
+	}
+	if _, err := results.Merge([]string{a, c}, filepath.Join(tmp, "ac"), results.MergeOptions{}); !errors.Is(err, results.ErrMergeInput) {
+		t.Errorf("old runs of different scenarios merged: %v", err)
+	}
+}
