@@ -250,12 +250,13 @@ func newSummary(cfg *Config) *results.Summary {
 	return s
 }
 
-// timeline adapts the schedule for the results writer: the operations this process is to
-// send (a shard's even share of the run) and the phase names.
+// timeline adapts the schedule for the results writer: the run's operations, the part
+// this process is to send (a shard's even share of the run) and the phase names.
 func timeline(cfg *Config) results.Timeline {
-	s, k := cfg.Schedule, cfg.share()
+	s := cfg.Schedule
 	return results.Timeline{
-		Expected: func(from, to time.Duration) float64 { return (s.CountAt(to) - s.CountAt(from)) * k },
+		Expected: func(from, to time.Duration) float64 { return s.CountAt(to) - s.CountAt(from) },
+		Share:    cfg.share(),
 		Phase:    func(t time.Duration) string { return s.Phases()[s.PhaseAt(t)].Name },
 	}
 }
@@ -308,7 +309,7 @@ func progressSink(cfg *Config, i int, virtual bool, sink metrics.Sink) metrics.S
 			Late: late, Dropped: dropped, InFlight: iv.InFlight,
 		}
 		if secs > 0 {
-			p.TargetRate = results.ServedTarget(tl.Expected(iv.Start, iv.End), a.Unserved) / secs
+			p.TargetRate = tl.Target(iv) / secs
 			p.AchievedRate = float64(a.Completed) / secs
 			p.ErrorsPerSec = float64(a.ErrorCount()) / secs
 		}

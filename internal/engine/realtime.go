@@ -109,7 +109,10 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	lateNote := cfg.lateStartNote(origin, time.Now())
 
 	if v.Unserved != nil {
-		src = &servedSource{src: src, v: v, rec: dispatchRec, ctx: ctx, origin: origin, spinBelow: cfg.SpinBelow}
+		src = &servedSource{src: src, v: v, sh: cfg.Shard, rec: dispatchRec, ctx: ctx, origin: origin, spinBelow: cfg.SpinBelow}
+	}
+	if cfg.Shard.On() {
+		src = &ownSource{src: src, sh: cfg.Shard} // after servedSource, which counts every shard's unserved operations
 	}
 	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, cfg.SpinBelow)
 	if stopReason == "" && ctx.Err() != nil {
@@ -197,6 +200,7 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 type servedSource struct {
 	src       Source
 	v         *Variant
+	sh        Shard // another shard's unserved operation is recorded as foreign
 	rec       *metrics.Recorder
 	ctx       context.Context
 	origin    time.Time
@@ -211,7 +215,11 @@ func (s *servedSource) Next(op *workloads.Op) bool {
 		if !waitUntil(s.ctx, s.origin, op.Intended, s.spinBelow) {
 			return false
 		}
-		s.rec.Record(metrics.Sample{Intended: int64(op.Intended), Start: int64(op.Intended), End: int64(op.Intended), Op: op.Type, Flags: metrics.FlagUnserved})
+		flags := uint8(metrics.FlagUnserved)
+		if s.sh.On() && !s.sh.owns(op) {
+			flags |= metrics.FlagForeign
+		}
+		s.rec.Record(metrics.Sample{Intended: int64(op.Intended), Start: int64(op.Intended), End: int64(op.Intended), Op: op.Type, Flags: flags})
 	}
 	return false
 }

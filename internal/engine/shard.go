@@ -60,11 +60,10 @@ func (o *ownSource) Next(op *workloads.Op) bool {
 // variant's backend report (server-side figures) and checkpoint.
 const VariantGap = 10 * time.Second
 
-// applyShard returns the configuration real-time variants run with: for a shard, a
-// stream of its own operations only, and scenario events only on shard 0 (the servers
-// must see each event once, not once per shard). Simulated variants keep the whole stream
-// and are told which operations to record. It fails when a simulated backend cannot run
-// a shard.
+// applyShard returns the configuration real-time variants run with: for a shard, scenario
+// events only on shard 0 (the servers must see each event once, not once per shard);
+// runRealtime sends only the shard's own operations (ownSource). Simulated variants are
+// told which operations to record. It fails when a simulated backend cannot run a shard.
 func applyShard(cfg *Config) (*Config, error) {
 	if err := cfg.Shard.check(); err != nil {
 		return nil, err
@@ -74,14 +73,6 @@ func applyShard(cfg *Config) (*Config, error) {
 	}
 	out := *cfg
 	sh := cfg.Shard
-	newSource := cfg.NewSource
-	out.NewSource = func() (Source, error) {
-		src, err := newSource()
-		if err != nil {
-			return nil, err
-		}
-		return &ownSource{src: src, sh: sh}, nil
-	}
 	if sh.Index != 0 && len(cfg.Scenario.Events) > 0 {
 		sc := *cfg.Scenario
 		sc.Events = nil

@@ -162,3 +162,65 @@ func (plainVirtual) Simulate(context.Context, func(*workloads.Op) bool, func(*me
 	return nil
 }
 func (plainVirtual) Close() error { return nil }
+
+// A shard's target is its share of the run's served schedule: every unserved operation of
+// the run is left out before the share is taken, so the shards' targets add up to the
+// whole run's second by second also when one shard owns every unserved operation (taking
+// a shard's own unserved operations off its share would leave it a negative target, and
+// clamping that at zero would add up to more than the run's).
+func TestShardTargetsAddUpWithUnservedOperations(t *testing.T) {
+	sc := testScenario("uniform", 16, scenario.Phase{Name: "c", Type: "constant", Rate: 900, Duration: 2 * time.Second})
+	unserved := []string{"", "elsewhere", "elsewhere"} // two of three operation types
+	// The unserved operations all on shard 0; the served ones spread by sequence.
+	of := func(op *workloads.Op) int {
+		if op.Type != 0 {
+			return 0
+		}
+		return int(op.Seq % 3)
+	}
+	targets := func(sh Shard) (map[float64]float64, int64) {
+		var out map[float64]float64
+		var u int64
+		synctest.Test(t, func(t *testing.T) {
+			be := backend.Func(func(context.Context, *workloads.Op) backend.Outcome { return backend.Outcome{} })
+			cfg := testConfig(t, sc, 3, Variant{Name: "v", Backend: be, Unserved: unserved})
+			cfg.Shard = sh
+			sum, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u = sum.Variants[0].Totals.Unserved
+			cfg.Dir.Close()
+			pts, err := results.ReadTimeseries(cfg.Dir.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = map[float64]float64{}
+			for _, p := range pts {
+				out[p.StartS] += p.TargetRate
+			}
+		})
+		return out, u
+	}
+	whole, wholeU := targets(Shard{})
+	sum := map[float64]float64{}
+	var shardsU int64
+	for i := range 3 {
+		got, u := targets(Shard{Index: i, Count: 3, Of: of})
+		for s, r := range got {
+			sum[s] += r
+		}
+		shardsU += u
+	}
+	if wholeU != 1200 || shardsU != wholeU {
+		t.Errorf("unserved: whole run %d, shards %d; want 1200 each", wholeU, shardsU)
+	}
+	if whole[0] < 290 || whole[0] > 310 {
+		t.Errorf("the whole run's target in its first second: %g/s, want 300 (900 less 600 unserved)", whole[0])
+	}
+	for s, r := range whole {
+		if math.Abs(sum[s]-r) > 1e-6*max(r, 1) {
+			t.Errorf("second %g: the shards' targets add up to %g/s, the whole run's is %g/s", s, sum[s], r)
+		}
+	}
+}

@@ -54,8 +54,8 @@ const (
 	FlagUnserved
 	// FlagForeign marks another shard's operation in a shard of a distributed run (run
 	// --shard): a simulator simulates it, since the servers see the whole run's load, but
-	// the shard that owns it records it. A collector counts nothing of it; in virtual
-	// time it only moves the clock on.
+	// the shard that owns it records it. A collector counts nothing of it but, apart,
+	// that it was unserved (Interval.ForeignUnserved); in virtual time it moves the clock on.
 	FlagForeign
 )
 
