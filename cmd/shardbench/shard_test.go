@@ -101,7 +101,9 @@ func runQuiet(t *testing.T, o RunOptions) {
 
 // Black Friday on the simulator in four shards, merged, is the single-process run: the same
 // counts per operation, the same histograms bucket for bucket (summary and interval logs),
-// the same time series, the same hot partitions and simulated servers.
+// the same time series, the same hot partitions and simulated servers. It runs 10 s at 2%
+// of the rate; SHARDBENCH_SHARD_TEST_FULL=1 runs the whole scenario (five simulations of
+// 10 minutes at full rate, about 1.5 GB each, one after another).
 func TestShardedSimulationEqualsSingleRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("five simulated runs of Black Friday")
@@ -110,6 +112,9 @@ func TestShardedSimulationEqualsSingleRun(t *testing.T) {
 	scenarioPath := filepath.Join("..", "..", "scenarios", "black-friday.yaml")
 	tmp := t.TempDir()
 	base := RunOptions{ScenarioPath: scenarioPath, Backend: "sim", Duration: 10 * time.Second, RateScale: 0.02}
+	if os.Getenv("SHARDBENCH_SHARD_TEST_FULL") != "" {
+		base.Duration, base.RateScale = 0, 0 // the scenario as written
+	}
 	single := filepath.Join(tmp, "single")
 	o := base
 	o.Out = single
@@ -151,10 +156,12 @@ func TestShardedSimulationEqualsSingleRun(t *testing.T) {
 			t.Errorf("%s: %d of %d operations", d, got, total)
 		}
 		parts += got
+		t.Logf("%s: %d of %s's %d operations", filepath.Base(d), got, a.Variants[0].Name, a.Variants[0].Totals.Scheduled)
 	}
 	if parts != a.Variants[0].Totals.Scheduled {
 		t.Errorf("the shards hold %d operations, the single run %d", parts, a.Variants[0].Totals.Scheduled)
 	}
+	var offered, served, logs, intervals int64
 	for i := range a.Variants {
 		va := &a.Variants[i]
 		vb := b.Variant(va.Name)
@@ -177,8 +184,11 @@ func TestShardedSimulationEqualsSingleRun(t *testing.T) {
 				}
 				continue
 			}
-			compareLogs(t, filepath.Join(single, oa.HistogramLog), filepath.Join(merged, ob.HistogramLog))
+			logs++
+			intervals += compareLogs(t, filepath.Join(single, oa.HistogramLog), filepath.Join(merged, ob.HistogramLog))
 		}
+		offered += va.Totals.Scheduled + va.Totals.Unserved
+		served += va.Totals.Scheduled
 		if !reflect.DeepEqual(va.Nodes, vb.Nodes) {
 			t.Errorf("%s nodes: single %v merged %v", va.Name, va.Nodes, vb.Nodes)
 		}
@@ -201,6 +211,8 @@ func TestShardedSimulationEqualsSingleRun(t *testing.T) {
 	if len(pa) != len(pb) {
 		t.Fatalf("%d time-series points single, %d merged", len(pa), len(pb))
 	}
+	t.Logf("%d variants, %d operations offered (%d served by the variant's design), %d interval logs of %d intervals, %d time-series points: merged = single",
+		len(a.Variants), offered, served, logs, intervals, len(pa))
 	type key struct {
 		variant string
 		start   float64
@@ -243,7 +255,9 @@ func compareStats(t *testing.T, variant string, a, b results.OpStats) {
 	}
 }
 
-func compareLogs(t *testing.T, a, b string) {
+// compareLogs compares two interval logs interval by interval and returns how many it
+// compared.
+func compareLogs(t *testing.T, a, b string) int64 {
 	t.Helper()
 	la, err := results.ReadHistogramLog(a)
 	if err != nil {
@@ -255,14 +269,15 @@ func compareLogs(t *testing.T, a, b string) {
 	}
 	if len(la) != len(lb) {
 		t.Errorf("%s: %d intervals single, %d merged", filepath.Base(a), len(la), len(lb))
-		return
+		return 0
 	}
 	for i := range la {
 		if la[i].Tag != lb[i].Tag || la[i].StartS != lb[i].StartS || la[i].EndS != lb[i].EndS || !la[i].Hist.Equals(lb[i].Hist) {
 			t.Errorf("%s interval %d (%q at %gs) differs", filepath.Base(a), i, la[i].Tag, la[i].StartS)
-			return
+			return 0
 		}
 	}
+	return int64(len(la))
 }
 
 // variantsByName reads a results file's variants keyed by name, as raw JSON.
