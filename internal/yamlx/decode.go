@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/shardbench/shardbench/internal/textdist"
 )
 
 // maxNodes bounds the work of one decode, so a document of nested aliases (a "billion
@@ -602,40 +604,11 @@ func (d *Decoder) decodeSlice(n *yaml.Node, path string, v reflect.Value) {
 
 // suggest returns ` (did you mean "x"?)` for the closest known name, or "".
 func suggest(key string, names []string) string {
-	best, bestD := "", 1<<30
-	for _, name := range names {
-		if dist := levenshtein(strings.ToLower(key), name); dist < bestD {
-			best, bestD = name, dist
-		}
-	}
-	if best != "" && bestD <= max(2, len(key)/3) {
+	if best, ok := textdist.Closest(strings.ToLower(key), names); ok {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	if len(names) > 0 && len(names) <= 12 {
 		return fmt.Sprintf(" (known fields: %s)", strings.Join(names, ", "))
 	}
 	return ""
-}
-
-func levenshtein(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 20
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
