@@ -17,8 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/backend/sim"
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
 // RunOptions are the inputs of `shardbench run`.
@@ -29,7 +31,9 @@ type RunOptions struct {
 	Target       string
 	Out          string
 	Duration     time.Duration
+	DurationSet  bool
 	RateScale    float64
+	RateScaleSet bool
 	Seed         int64
 	SeedSet      bool
 	Quiet        bool
@@ -96,6 +100,11 @@ the exit code is then 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ScenarioPath = args[0]
 			opts.SeedSet = cmd.Flags().Changed("seed")
+			opts.DurationSet = cmd.Flags().Changed("duration")
+			opts.RateScaleSet = cmd.Flags().Changed("rate-scale")
+			if opts.Spin < 0 {
+				return usageErrorf("--spin must not be negative, got %s (0 never spins)", opts.Spin)
+			}
 			if opts.JUnit != "" && opts.Gate == "" {
 				return usageErrorf("--junit needs --gate")
 			}
@@ -155,7 +164,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if backendOpeners[opts.Backend] == nil {
 		return usageErrorf("unknown backend %q (choose from %s)", opts.Backend, strings.Join(backendNames(), ", "))
 	}
-	ov := runOverrides{Duration: opts.Duration, RateScale: opts.RateScale}
+	ov := runOverrides{Duration: opts.Duration, DurationSet: opts.DurationSet, RateScale: opts.RateScale, RateScaleSet: opts.RateScaleSet}
 	if opts.SeedSet {
 		ov.Seed = &opts.Seed
 	}
@@ -188,6 +197,18 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if late := time.Since(startAt); !startAt.IsZero() && opts.Backend != "sim" && late > in.Schedule.Duration() {
 		return usageErrorf("--start-at %s passed %s ago, more than the schedule's %s: this process would send the whole of its first variant at once; start the run again with a new --start-at",
 			opts.StartAt, late.Round(time.Second), in.Schedule.Duration())
+	}
+	if opts.Backend == "sim" {
+		if err := sim.CheckMemory(in.Scenario); err != nil {
+			return usageError(err)
+		}
+	}
+	if err := results.CheckRunSize(len(in.Variants), len(in.Ops), in.Schedule.Duration()); err != nil {
+		if !opts.DurationSet {
+			pos, path := in.Scenario.Load.Loc.At("phases")
+			return usageError(yamlx.Errors{{Pos: pos, Path: path, Msg: err.Error()}})
+		}
+		return usageErrorf("--duration %s: %v", yamlx.FormatDuration(opts.Duration), err)
 	}
 	digest, err := runDigest(in)
 	if err != nil {

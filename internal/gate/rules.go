@@ -3,7 +3,6 @@ package gate
 import (
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -348,7 +347,7 @@ func ParseRaw(raw yamlx.Raw) (*Rules, error) {
 // section), or a mapping whose slo key holds that list (so a scenario file can be used as
 // a gate file; its other keys are ignored).
 func ParseFile(path string) (*Rules, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlx.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

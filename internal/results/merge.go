@@ -13,6 +13,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/shardbench/shardbench/internal/inputfile"
 	"github.com/shardbench/shardbench/internal/metrics"
 )
 
@@ -75,6 +76,11 @@ func Merge(inputs []string, out string, opts MergeOptions) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, in := range ins {
+		for i := range sum.Variants {
+			sum.Variants[i].Notes = append(sum.Variants[i].Notes, in.warnings...)
+		}
+	}
 	dir, err := Create(out)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMergeInput, err)
@@ -112,6 +118,9 @@ type mergeInput struct {
 	hs     *Hotspots
 	sv     *ServerReport
 	points []Point
+	// warnings are what reading the input left out (a torn last time series line); the
+	// merged variants carry them as notes.
+	warnings []string
 }
 
 func readMergeInput(dir string) (*mergeInput, error) {
@@ -127,15 +136,15 @@ func readMergeInput(dir string) (*mergeInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	pts, err := ReadTimeseries(dir)
+	pts, warnings, err := ReadTimeseriesChecked(dir)
 	if err != nil {
 		return nil, err
 	}
-	asRun, err := os.ReadFile(filepath.Join(dir, ScenarioFile))
+	asRun, err := inputfile.ReadFile(filepath.Join(dir, ScenarioFile), inputfile.YAML)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	return &mergeInput{dir: dir, asRun: asRun, sum: sum, hs: hs, sv: sv, points: pts}, nil
+	return &mergeInput{dir: dir, asRun: asRun, sum: sum, hs: hs, sv: sv, points: pts, warnings: warnings}, nil
 }
 
 type merger struct {
