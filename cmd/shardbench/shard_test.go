@@ -102,8 +102,9 @@ func runQuiet(t *testing.T, o RunOptions) {
 // Black Friday on the simulator in four shards, merged, is the single-process run: the same
 // counts per operation, the same histograms bucket for bucket (summary and interval logs),
 // the same time series, the same hot partitions and simulated servers. It runs 10 s at 2%
-// of the rate; SHARDBENCH_SHARD_TEST_FULL=1 runs the whole scenario (five simulations of
-// 10 minutes at full rate, about 1.5 GB each, one after another).
+// of the rate; SHARDBENCH_SHARD_TEST_DURATION=2m runs the scenario at its full rates with
+// its phases scaled to that duration (0: as written, 10 minutes), five simulations one
+// after another (about 1.5 GB each).
 func TestShardedSimulationEqualsSingleRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("five simulated runs of Black Friday")
@@ -112,8 +113,12 @@ func TestShardedSimulationEqualsSingleRun(t *testing.T) {
 	scenarioPath := filepath.Join("..", "..", "scenarios", "black-friday.yaml")
 	tmp := t.TempDir()
 	base := RunOptions{ScenarioPath: scenarioPath, Backend: "sim", Duration: 10 * time.Second, RateScale: 0.02}
-	if os.Getenv("SHARDBENCH_SHARD_TEST_FULL") != "" {
-		base.Duration, base.RateScale = 0, 0 // the scenario as written
+	if d := os.Getenv("SHARDBENCH_SHARD_TEST_DURATION"); d != "" {
+		full, err := time.ParseDuration(d)
+		if err != nil {
+			t.Fatalf("SHARDBENCH_SHARD_TEST_DURATION: %v", err)
+		}
+		base.Duration, base.RateScale = full, 0 // full rates; 0: the scenario's duration
 	}
 	single := filepath.Join(tmp, "single")
 	o := base
