@@ -155,6 +155,10 @@ type Meta struct {
 	// distributed run sends all of one entity's operations from one process (see
 	// Model.Shard); nil when no operation of the workload belongs to one.
 	Owner OwnerFunc
+	// Population lists the entity's records before the run (nil: none); Expansions the
+	// dimensions a record expands along in tables keyed by them (see population.go).
+	Population func(m *Model) []RecordSet
+	Expansions func(m *Model) []Expansion
 	// New returns a generator for one stream. st is the stream's shared state (random
 	// numbers, population samplers, what the run created so far).
 	New func(st *State) Generator

@@ -40,6 +40,8 @@ type RunOptions struct {
 	NoReport     bool
 	// Recreate drops and recreates each variant's schema on real databases.
 	Recreate bool
+	// SkipLoad leaves out the load step on real databases: reuse one loaded before.
+	SkipLoad bool
 	// Gate evaluates SLO rules at the end of the run: gateScenario (--gate alone) for the
 	// scenario's slo section, else a rules file (--gate=FILE). GateStrict fails on skipped
 	// checks; JUnit writes the checks as JUnit XML.
@@ -62,7 +64,7 @@ type RunOptions struct {
 	Shard   string
 	Shards  int
 	StartAt string
-	// SetupOnly creates each variant's schema and runs the load phase, then exits: the
+	// SetupOnly creates each variant's schema and runs the load step, then exits: the
 	// once-only setup step of a distributed run, whose shards then skip it.
 	SetupOnly bool
 	skipSetup bool
@@ -108,6 +110,9 @@ the exit code is then 1.`,
 			if opts.JUnit != "" && opts.Gate == "" {
 				return usageErrorf("--junit needs --gate")
 			}
+			if opts.SkipLoad && opts.Recreate {
+				return usageErrorf("--skip-load reuses a loaded database, which --recreate drops: use one or the other")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -124,6 +129,7 @@ the exit code is then 1.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing while running")
 	f.DurationVar(&opts.Spin, "spin", engine.DefaultSpinBelow, "dispatch waits shorter than this spin instead of sleeping: precise starts at high rates for up to a core of client CPU; 0 never spins (cheaper beside a server on the same machine; starts up to a timer tick late, still counted from the intended time)")
 	f.BoolVar(&opts.Recreate, "recreate", false, "real databases: drop and recreate each variant's keyspace or database before the run")
+	f.BoolVar(&opts.SkipLoad, "skip-load", false, "real databases: do not load the scenario's population before measuring (reuse a database loaded by an earlier run; the results say whether it holds this population)")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
 	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof reads it)")
 	f.StringVar(&opts.Gate, "gate", "", "check the scenario's slo section at the end (exit 1 if a check fails); --gate=FILE checks the rules in FILE")
@@ -133,7 +139,7 @@ the exit code is then 1.`,
 	f.StringVar(&opts.Shard, "shard", "", "INDEX/COUNT: be one of COUNT processes that together send the scenario's one stream, each operation once (merge their directories)")
 	f.IntVar(&opts.Shards, "shards", 0, "COUNT: as --shard, with the index from "+jobIndexEnv+" (a Kubernetes Indexed Job)")
 	f.StringVar(&opts.StartAt, "start-at", "", "RFC 3339 time every shard's schedule starts at (the run's common clock); a shard ready late sends what is due at once, counted late")
-	f.BoolVar(&opts.SetupOnly, "setup-only", false, "real databases: create each variant's schema (with --recreate: afresh) and run the load phase, then exit; the setup step of a distributed run, whose shards skip it")
+	f.BoolVar(&opts.SetupOnly, "setup-only", false, "real databases: create each variant's schema (with --recreate: afresh) and run the load step, then exit; the setup step of a distributed run, whose shards skip it")
 	return cmd
 }
 
@@ -320,7 +326,9 @@ func openBackends(ctx context.Context, opts *RunOptions, in *runInput) ([]engine
 		cfg := backend.Config{
 			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
 			VariantIndex: i, Target: opts.Target, Options: in.Scenario.Backends[opts.Backend],
-			Recreate: opts.Recreate, SkipSetup: opts.skipSetup, Log: opts.IO.ErrOut,
+			// A shard neither creates the schema nor loads (the setup step did both, once):
+			// it reports what the database holds, as --skip-load does.
+			Recreate: opts.Recreate, SkipSetup: opts.skipSetup, SkipLoad: opts.SkipLoad || opts.skipSetup, Log: opts.IO.ErrOut,
 		}
 		if err := open(ctx, cfg, &v, &info); err != nil {
 			closeVariants(out)
@@ -332,7 +340,7 @@ func openBackends(ctx context.Context, opts *RunOptions, in *runInput) ([]engine
 }
 
 // runSetup is run --setup-only: it opens every variant's backend, which creates its schema
-// and runs its load phase, and closes them again.
+// and runs its load step, and closes them again.
 func runSetup(ctx context.Context, opts *RunOptions, in *runInput) error {
 	if opts.Backend == "sim" || opts.Backend == "null" || opts.Backend == "delay" {
 		return usageErrorf("--setup-only sets up real databases; the %s backend has nothing to set up", opts.Backend)

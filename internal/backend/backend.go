@@ -144,10 +144,13 @@ type Config struct {
 	Options yamlx.Raw
 	// Recreate drops and recreates the schema instead of leaving existing data alone.
 	Recreate bool
-	// SkipSetup leaves the schema and the load phase to a setup step that ran once before
-	// (run --setup-only): a shard of a distributed run must not create tables or load data
-	// beside the others. The backend uses what exists.
+	// SkipSetup leaves the schema to a setup step that ran once before (run
+	// --setup-only): a shard of a distributed run must not create tables beside the
+	// others. The backend uses what exists; the load step is left out too (SkipLoad).
 	SkipSetup bool
+	// SkipLoad leaves out the load step (run --skip-load): the database is one loaded
+	// before, which the backend checks and notes.
+	SkipLoad bool
 	// Log receives progress and warnings meant for the user (stderr); never secrets.
 	Log io.Writer
 }
