@@ -8,7 +8,7 @@ BIN     := $(CURDIR)/bin/shardbench
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build demo test unit vet fuzz fuzz-short fuzz-keep bench pgo clean
+.PHONY: all build demo test test-kubernetes unit vet fuzz fuzz-short fuzz-keep bench pgo clean
 
 include testenv/cassandra/cassandra.mk
 include testenv/ferretdb/ferretdb.mk
@@ -25,8 +25,14 @@ demo: build
 ## test: vet, unit tests, and every integration test whose server the project starts itself
 ## (3-node Cassandra, PostgreSQL + FerretDB, Java HdrHistogram, Chromium), stopped at the end.
 ## A missing server is a failure, never a skip (SHARDBENCH_INTEGRATION=require).
-test: vet fuzz-short
+test: vet test-kubernetes fuzz-short
 	testenv/with-servers.sh $(GO) test -count=1 -timeout 40m ./...
+
+## test-kubernetes: the Kubernetes manifests (docker/kubernetes), decoded strictly into the
+## Kubernetes API types by a test in a module of its own (so go.mod does not carry them);
+## no cluster needed.
+test-kubernetes:
+	cd docker/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 vet:
 	$(GO) vet ./...

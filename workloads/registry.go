@@ -160,6 +160,10 @@ type Meta struct {
 	Item    func(m *Model) func(op *Op) Item
 	ItemKey string
 	Knobs   []Knob
+	// Owner names the entity whose life cycle each operation belongs to, so that a
+	// distributed run sends all of one entity's operations from one process (see
+	// Model.Shard); nil when no operation of the workload belongs to one.
+	Owner OwnerFunc
 	// Population lists the entity's records before the run (nil: none); Expansions the
 	// dimensions a record expands along in tables keyed by them (see population.go).
 	Population func(m *Model) []RecordSet

@@ -151,6 +151,7 @@ func makeResults(t *testing.T, dir string, mean time.Duration, seed uint64, rate
 			NewSource: func() (engine.Source, error) { return &cycle2{a: sch.Arrivals()}, nil },
 			Variants:  []engine.Variant{{Name: "v1", Backend: be}},
 			SpinBelow: -1,
+			Digest:    "sha256:bin",
 		}
 		if _, err := engine.Run(context.Background(), cfg); err != nil {
 			t.Fatal(err)
@@ -334,7 +335,7 @@ func TestGateAndMergeBinary(t *testing.T) {
 	})
 	t.Run("merge", func(t *testing.T) {
 		merged := filepath.Join(tmp, "merged")
-		execBin(t, bin, "merge", base, same, "--out", merged).expect(t, 0, []string{"v1: 100000 operations (100000 completed)"}, []string{"merged 2 results directories"})
+		execBin(t, bin, "merge", base, same, "--out", merged).expect(t, 0, []string{"v1: 100000 operations (100000 completed)"}, []string{"merged 2 repeated runs"})
 		sum, err := results.Read(merged)
 		if err != nil || sum.Variants[0].Op("carts.add_item").Response.Count != 50000 {
 			t.Fatalf("merged summary: %v", err)
@@ -346,6 +347,18 @@ func TestGateAndMergeBinary(t *testing.T) {
 		execBin(t, bin, "merge", base, same).expect(t, 2, nil, []string{"--out"})
 		execBin(t, bin, "merge", base, filepath.Join(tmp, "nope"), "--out", filepath.Join(tmp, "m3")).expect(t, 2, nil, []string{"not a results directory"})
 		execBin(t, bin, "merge", base, same, "--out", merged).expect(t, 2, nil, []string{"already holds results"})
+		// A run of another scenario does not pool with these.
+		other := filepath.Join(tmp, "other")
+		makeResults(t, other, time.Millisecond, 5<<32, 1000, "")
+		osum, err := results.Read(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		osum.Scenario.Name, osum.Scenario.Digest = "other", "sha256:other"
+		if err := (&results.Dir{Path: other}).WriteSummary(osum); err != nil {
+			t.Fatal(err)
+		}
+		execBin(t, bin, "merge", base, other, "--out", filepath.Join(tmp, "m4")).expect(t, 2, nil, []string{`different scenarios, "bin" and "other"`})
 	})
 }
 

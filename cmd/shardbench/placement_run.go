@@ -138,7 +138,11 @@ func eachInParallel(n int, f func(i int)) {
 // the live cluster's ring (read at the run's start), so its replicas are the cluster's
 // own; MongoDB shards are those of the synthetic layout (backends.sim.cluster), the
 // target's own chunk counts being in server.json. The notes say which.
-func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir, opened []engine.Variant) error {
+//
+// A shard of a distributed run that completed places the whole run's stream, every
+// shard's operations: every shard's analysis is then the run's, exactly, and merge takes
+// it as it is (hot-partition counts of parts cannot be merged exactly from top-K lists).
+func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir, opened []engine.Variant, shard shardSpec) error {
 	layout, err := sim.Layout(in.Scenario)
 	if err != nil {
 		return err
@@ -161,16 +165,20 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 		if v.Plan == nil || n == 0 {
 			return
 		}
+		limit := n
+		if shard.Count > 1 {
+			limit = 0 // the whole run's stream
+		}
 		cluster := r.cluster
 		cluster.Live = rings[v.Name]
-		hv, _, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, n)
+		hv, placed, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
 		fellBack := ""
 		if err != nil && cluster.Live != nil {
 			// The live ring does not fit the design (e.g. a data center it lacks): fall
 			// back to the synthetic layout, and say why.
 			fellBack = fmt.Sprintf("the live ring could not be used (%v), so ", err)
 			cluster.Live = nil
-			hv, _, err = plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, n)
+			hv, placed, err = plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
 		}
 		if err != nil {
 			errs[i] = fmt.Errorf("variant %s: %w", v.Name, err)
@@ -184,7 +192,11 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 				where += "; MongoDB shards are those of the synthetic layout (backends.sim.cluster)"
 			}
 		}
-		hv.Notes = append(hv.Notes, fmt.Sprintf("client-side placement of the %d operations this run sent: partitions, tokens, hashed values and shares are exact; %s", n, where))
+		what := fmt.Sprintf("the %d operations this run sent", n)
+		if shard.Count > 1 {
+			what = fmt.Sprintf("the whole run's %d operations, as all %d shards together sent them (this shard, %d, sent %d; every shard places the whole run)", placed, shard.Count, shard.Index, n)
+		}
+		hv.Notes = append(hv.Notes, fmt.Sprintf("client-side placement of %s: partitions, tokens, hashed values and shares are exact; %s", what, where))
 		errs[i] = dir.AddHotspots(hv)
 	})
 	return errors.Join(errs...)

@@ -59,6 +59,17 @@ type RunOptions struct {
 	// CPUProfile writes a Go CPU profile of the whole run (the harness's own cost: what
 	// to look at when the simulator or the dispatcher is the bottleneck).
 	CPUProfile string
+	// Shard ("I/N") or Shards (N, the index from JOB_COMPLETION_INDEX) make the process
+	// one shard of a distributed run; StartAt (RFC 3339) is the run's common clock.
+	Shard   string
+	Shards  int
+	StartAt string
+	// SetupOnly creates each variant's schema and runs the load step, then exits: the
+	// once-only setup step of a distributed run, whose shards then skip it.
+	SetupOnly bool
+	skipSetup bool
+	// getenv looks environment variables up (tests substitute it).
+	getenv func(string) string
 }
 
 func newRunCmd(io *IO, runF func(*RunOptions) error) *cobra.Command {
@@ -79,7 +90,9 @@ the exit code is then 1.`,
   shardbench run scenarios/black-friday.yaml --duration 2m --rate-scale 0.5 --out results/bf
   shardbench run scenarios/smoke.yaml --backend null --quiet
   shardbench run scenarios/smoke.yaml --gate --junit out/gate.xml
-  shardbench run scenarios/smoke.yaml --gate=ci/gate.yaml`,
+  shardbench run scenarios/smoke.yaml --gate=ci/gate.yaml
+  shardbench run scenarios/black-friday.yaml --backend cassandra --target cassandra://db:9042 \
+      --shard 2/4 --start-at 2026-11-28T10:00:00Z --out results/bf/shard-2`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 2 && opts.Gate == gateScenario {
 				return usageErrorf("%s needs one scenario file (got 2 arguments); to name a rules file write --gate=FILE, with '='", c.CommandPath())
@@ -123,6 +136,10 @@ the exit code is then 1.`,
 	f.Lookup("gate").NoOptDefVal = gateScenario
 	f.BoolVar(&opts.GateStrict, "strict", false, "with --gate: fail when a check is skipped (insufficient sample)")
 	f.StringVar(&opts.JUnit, "junit", "", "with --gate: write the checks as JUnit XML to this file")
+	f.StringVar(&opts.Shard, "shard", "", "INDEX/COUNT: be one of COUNT processes that together send the scenario's one stream, each operation once (merge their directories)")
+	f.IntVar(&opts.Shards, "shards", 0, "COUNT: as --shard, with the index from "+jobIndexEnv+" (a Kubernetes Indexed Job)")
+	f.StringVar(&opts.StartAt, "start-at", "", "RFC 3339 time every shard's schedule starts at (the run's common clock); a shard ready late sends what is due at once, counted late")
+	f.BoolVar(&opts.SetupOnly, "setup-only", false, "real databases: create each variant's schema (with --recreate: afresh) and run the load step, then exit; the setup step of a distributed run, whose shards skip it")
 	return cmd
 }
 
@@ -157,9 +174,35 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if opts.SeedSet {
 		ov.Seed = &opts.Seed
 	}
+	getenv := opts.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	shard, err := parseShard(opts.Shard, opts.Shards, getenv)
+	if err != nil {
+		return err
+	}
+	startAt, err := parseStartAt(opts.StartAt)
+	if err != nil {
+		return err
+	}
+	if shard.Count > 1 && opts.Gate != "" {
+		return usageErrorf("--gate checks a whole run, and shard %d/%d is a part of one: merge the shards' directories, then gate the merged one (shardbench merge DIR... --out ALL && shardbench gate ALL)", shard.Index, shard.Count)
+	}
+	if shard.Count > 1 && (opts.Recreate || opts.SetupOnly) {
+		return usageErrorf("--shard: the shards of a run share one schema, set up once before them: run the scenario with --setup-only (and --recreate) first, without --shard")
+	}
+	opts.skipSetup = shard.Count > 1
 	in, err := loadRun(opts.ScenarioPath, ov)
 	if err != nil {
 		return err
+	}
+	if opts.SetupOnly {
+		return runSetup(ctx, opts, in)
+	}
+	if late := time.Since(startAt); !startAt.IsZero() && opts.Backend != "sim" && late > in.Schedule.Duration() {
+		return usageErrorf("--start-at %s passed %s ago, more than the schedule's %s: this process would send the whole of its first variant at once; start the run again with a new --start-at",
+			opts.StartAt, late.Round(time.Second), in.Schedule.Duration())
 	}
 	if opts.Backend == "sim" {
 		if err := sim.CheckMemory(in.Scenario); err != nil {
@@ -173,6 +216,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		return usageErrorf("--duration %s: %v", yamlx.FormatDuration(opts.Duration), err)
 	}
+	digest, err := runDigest(in)
+	if err != nil {
+		return err
+	}
 	gateRules, err := runGateRules(opts, in)
 	if err != nil {
 		return err
@@ -182,6 +229,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	out := opts.Out
 	if out == "" {
 		out = filepath.Join("results", results.SafeName(sc.Name)+"-"+time.Now().Format("20060102-150405"))
+		if shard.Count > 1 {
+			out += fmt.Sprintf("-shard-%d-of-%d", shard.Index, shard.Count)
+		}
 	}
 	dir, err := results.Create(out)
 	if err != nil {
@@ -203,10 +253,17 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "shardbench: %s on %s: %d variant(s), %s, about %.0f operations each → %s\n",
 			sc.Name, opts.Backend, len(in.Variants), in.Schedule.Duration(), in.Schedule.Expected(), out)
+		if shard.Count > 1 {
+			fmt.Fprintf(opts.IO.ErrOut, "shardbench: shard %d of %d: this process sends the operations it owns, about 1/%d of them\n", shard.Index, shard.Count, shard.Count)
+		}
+		if note := startAtNote(startAt); note != "" {
+			fmt.Fprintf(opts.IO.ErrOut, "shardbench: %s\n", note)
+		}
 	}
 	sum, runErr := driveRun(ctx, in, dir, drive{
 		IO: opts.IO, Backend: opts.Backend, Target: opts.Target, Recreate: opts.Recreate, SkipLoad: opts.SkipLoad, Quiet: opts.Quiet,
 		SpinBelow: spinBelow(opts), Progress: prog.update, HardStop: hardStop,
+		Shard: shard, StartAt: startAt, Digest: digest, SkipSetup: opts.skipSetup,
 	})
 	prog.done()
 	if sum == nil {
@@ -249,6 +306,13 @@ type drive struct {
 	SpinBelow time.Duration
 	Progress  func(engine.Progress)
 	HardStop  <-chan struct{}
+	// Shard is the part of the stream this process sends (--shard), StartAt the agreed
+	// start of a sharded run, Digest the scenario's (shards of one run share it);
+	// SkipSetup: the shards' schema was set up once before them.
+	Shard     shardSpec
+	StartAt   time.Time
+	Digest    string
+	SkipSetup bool
 }
 
 // driveRun is the run path `run` and `capacity` share: it opens a backend for each of the
@@ -268,6 +332,9 @@ func driveRun(ctx context.Context, in *runInput, dir *results.Dir, d drive) (*re
 		Progress:  d.Progress,
 		HardStop:  d.HardStop,
 		SpinBelow: d.SpinBelow,
+		Shard:     d.Shard.engineShard(in.Prepared.Model),
+		StartAt:   d.StartAt,
+		Digest:    d.Digest,
 	}
 	sum, runErr := engine.Run(ctx, cfg)
 	if sum != nil && !info.Simulated && ctx.Err() == nil {
@@ -276,7 +343,7 @@ func driveRun(ctx context.Context, in *runInput, dir *results.Dir, d drive) (*re
 		if !d.Quiet {
 			fmt.Fprintf(d.IO.ErrOut, "shardbench: placing the operations sent for the hot-partition report (hotspots.json)\n")
 		}
-		if err := placeRealRun(ctx, in, sum, dir, variants); err != nil {
+		if err := placeRealRun(ctx, in, sum, dir, variants, d.Shard); err != nil {
 			fmt.Fprintf(d.IO.ErrOut, "shardbench: hot-partition placement: %v\n", err)
 		}
 	}
@@ -295,7 +362,9 @@ func openBackends(ctx context.Context, d drive, in *runInput) ([]engine.Variant,
 		cfg := backend.Config{
 			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
 			VariantIndex: spec.Index, Target: d.Target, Options: in.Scenario.Backends[d.Backend],
-			Recreate: d.Recreate, SkipLoad: d.SkipLoad, Log: d.IO.ErrOut,
+			// A shard neither creates the schema nor loads (the setup step did both, once):
+			// it reports what the database holds, as --skip-load does.
+			Recreate: d.Recreate, SkipSetup: d.SkipSetup, SkipLoad: d.SkipLoad || d.SkipSetup, Log: d.IO.ErrOut,
 		}
 		if err := open(ctx, cfg, &v, &info); err != nil {
 			closeVariants(out)
@@ -304,6 +373,23 @@ func openBackends(ctx context.Context, d drive, in *runInput) ([]engine.Variant,
 		out = append(out, v)
 	}
 	return out, info, nil
+}
+
+// runSetup is run --setup-only: it opens every variant's backend, which creates its schema
+// and runs its load step, and closes them again.
+func runSetup(ctx context.Context, opts *RunOptions, in *runInput) error {
+	if opts.Backend == "sim" || opts.Backend == "null" || opts.Backend == "delay" {
+		return usageErrorf("--setup-only sets up real databases; the %s backend has nothing to set up", opts.Backend)
+	}
+	variants, info, err := openBackends(ctx, drive{IO: opts.IO, Backend: opts.Backend, Target: opts.Target, Recreate: opts.Recreate, SkipLoad: opts.SkipLoad, Quiet: opts.Quiet}, in)
+	if err != nil {
+		return err
+	}
+	closeVariants(variants)
+	if !opts.Quiet {
+		fmt.Fprintf(opts.IO.ErrOut, "shardbench: set up %d variant(s) of %s on %s: the shards can run\n", len(variants), in.Scenario.Name, info.Name)
+	}
+	return nil
 }
 
 func closeVariants(vs []engine.Variant) {

@@ -74,6 +74,15 @@ type Sharing interface {
 	Share(ctx context.Context, members []Virtual, newSource func() (workloads.Source, error)) func(block []workloads.Op)
 }
 
+// Sharded is implemented by Virtual backends that can simulate one shard of a distributed
+// run (run --shard). Such a backend still simulates every operation of the stream, since
+// the servers see the whole run's load, but reports those own rejects with
+// metrics.FlagForeign: the shard that owns them records them. own is called once per
+// operation, in stream order, before Simulate reads it.
+type Sharded interface {
+	RecordOnly(own func(*workloads.Op) bool)
+}
+
 // EventHandler is implemented by backends that act on scenario events themselves (the
 // simulator's node_down, a real backend refreshing its topology after add_node).
 type EventHandler interface {
@@ -135,6 +144,10 @@ type Config struct {
 	Options yamlx.Raw
 	// Recreate drops and recreates the schema instead of leaving existing data alone.
 	Recreate bool
+	// SkipSetup leaves the schema to a setup step that ran once before (run
+	// --setup-only): a shard of a distributed run must not create tables beside the
+	// others. The backend uses what exists; the load step is left out too (SkipLoad).
+	SkipSetup bool
 	// SkipLoad leaves out the load step (run --skip-load): the database is one loaded
 	// before, which the backend checks and notes.
 	SkipLoad bool

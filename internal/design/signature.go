@@ -30,6 +30,17 @@ func (p *Plan) TargetSignature(target string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// Signature is a digest of the whole design the plan runs, with the variant's parameter
+// values: two plans with equal signatures send the same statements for the same stream.
+// Where the file was read from, its positions and comments do not count.
+func (p *Plan) Signature() string {
+	var b strings.Builder
+	canonical(&b, reflect.ValueOf(p.Design.File))
+	canonical(&b, reflect.ValueOf(p.Design.Params))
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])
+}
+
 func (p *Plan) sigText(target string) string {
 	d := p.Design
 	var b strings.Builder

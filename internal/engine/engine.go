@@ -81,6 +81,15 @@ type Config struct {
 	// SpinBelow overrides how short a wait is spun rather than slept (default DefaultSpinBelow;
 	// negative: never spin, as tests under testing/synctest need).
 	SpinBelow time.Duration
+	// Shard, when on, makes this process one shard of a distributed run (run --shard).
+	Shard Shard
+	// StartAt, when set, is the common clock of a distributed run (run --start-at): the
+	// wall-clock instant the first real-time variant's schedule starts at in every shard
+	// (see VariantGap for the next ones). A shard ready late sends the operations already
+	// due at once, counted late from their intended times.
+	StartAt time.Time
+	// Digest identifies the scenario as run and its designs (results.ScenarioInfo.Digest).
+	Digest string
 }
 
 // Progress is a snapshot for the progress line.
@@ -118,6 +127,10 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	if cfg.SpinBelow == 0 {
 		cfg.SpinBelow = DefaultSpinBelow
 	}
+	rcfg, err := applyShard(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	sum := newSummary(&cfg)
 	var mu sync.Mutex // guards sum across parallel simulated variants
 	checkpoint := func() {
@@ -137,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		vr, err := runRealtime(ctx, &cfg, i, func(v results.Variant) {
+		vr, err := runRealtime(ctx, rcfg, i, func(v results.Variant) {
 			mu.Lock()
 			sum.Variants[i] = v
 			mu.Unlock()
@@ -200,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	}
 	sum.Complete = sum.Interrupted == ""
 	mu.Lock()
-	err := cfg.Dir.WriteSummary(sum)
+	err = cfg.Dir.WriteSummary(sum)
 	mu.Unlock()
 	return sum, errors.Join(runErr, err)
 }
@@ -219,16 +232,17 @@ func newSummary(cfg *Config) *results.Summary {
 		StartedAt: time.Now(),
 		Backend:   cfg.Backend,
 		Scenario: results.ScenarioInfo{
-			Name: sc.Name, Description: sc.Description, Source: sc.File, Seed: sc.Seed,
-			DurationS: cfg.Schedule.Duration().Seconds(), ExpectedOps: cfg.Schedule.Expected(),
+			Name: sc.Name, Description: sc.Description, Source: sc.File, Seed: sc.Seed, Digest: cfg.Digest,
+			DurationS: cfg.Schedule.Duration().Seconds(), ExpectedOps: cfg.Schedule.Expected() * cfg.share(),
 			Arrival: sc.Load.Arrival, MaxInFlight: sc.Load.MaxInFlight,
 		},
+		Shard: cfg.shardInfo(),
 	}
 	if s.Tool.Host == "" {
 		s.Tool.Host, _ = os.Hostname()
 	}
 	for _, p := range cfg.Schedule.Phases() {
-		s.Phases = append(s.Phases, results.Phase{Name: p.Name, Type: p.Type, StartS: p.Start.Seconds(), EndS: p.End.Seconds(), ExpectedOps: p.Expected})
+		s.Phases = append(s.Phases, results.Phase{Name: p.Name, Type: p.Type, StartS: p.Start.Seconds(), EndS: p.End.Seconds(), ExpectedOps: p.Expected * cfg.share()})
 	}
 	for _, v := range cfg.Variants {
 		s.Variants = append(s.Variants, results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true})
@@ -236,10 +250,13 @@ func newSummary(cfg *Config) *results.Summary {
 	return s
 }
 
-// timeline adapts the schedule for the results writer.
-func timeline(s *schedule.Schedule) results.Timeline {
+// timeline adapts the schedule for the results writer: the run's operations, the part
+// this process is to send (a shard's even share of the run) and the phase names.
+func timeline(cfg *Config) results.Timeline {
+	s := cfg.Schedule
 	return results.Timeline{
 		Expected: func(from, to time.Duration) float64 { return s.CountAt(to) - s.CountAt(from) },
+		Share:    cfg.share(),
 		Phase:    func(t time.Duration) string { return s.Phases()[s.PhaseAt(t)].Name },
 	}
 }
@@ -278,7 +295,7 @@ func progressSink(cfg *Config, i int, virtual bool, sink metrics.Sink) metrics.S
 	if cfg.Progress == nil {
 		return sink
 	}
-	tl := timeline(cfg.Schedule)
+	tl := timeline(cfg)
 	var late, dropped int64
 	return func(iv *metrics.Interval) error {
 		err := sink(iv)
@@ -292,7 +309,7 @@ func progressSink(cfg *Config, i int, virtual bool, sink metrics.Sink) metrics.S
 			Late: late, Dropped: dropped, InFlight: iv.InFlight,
 		}
 		if secs > 0 {
-			p.TargetRate = results.ServedTarget(tl.Expected(iv.Start, iv.End), a.Unserved) / secs
+			p.TargetRate = tl.Target(iv) / secs
 			p.AchievedRate = float64(a.Completed) / secs
 			p.ErrorsPerSec = float64(a.ErrorCount()) / secs
 		}

@@ -40,8 +40,11 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	if err != nil {
 		return results.Variant{Name: v.Name, Interrupted: true}, err
 	}
-	started := time.Now()
-	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg.Schedule))
+	started, ok := cfg.variantStart(ctx, vi) // now, or the variant's start on the common clock
+	if !ok {
+		return results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true}, nil
+	}
+	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg))
 	defer vw.Close()
 	col := metrics.NewCollector(len(cfg.Ops), sc.Load.LateAfter, cfg.Tick, progressSink(cfg, vi, false, vw.Sink))
 
@@ -55,7 +58,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	ch := make(chan workloads.Op)
 	var inFlight atomic.Int64
 	var wg sync.WaitGroup
-	origin := time.Now() // every sample is nanoseconds since origin (monotonic clock)
+	origin := cfg.variantOrigin(started) // every sample is nanoseconds since origin (monotonic clock)
 	for i := range workers {
 		w := &worker{rec: metrics.NewRecorder()}
 		workers[i] = w
@@ -79,18 +82,18 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	stopTicker := make(chan struct{})
 	go func() {
 		defer close(tickerDone)
-		t := time.NewTicker(cfg.Tick)
-		defer t.Stop()
+		clk := newIntervalClock(origin, cfg.Tick, cfg.alignedIntervals())
+		defer clk.Stop()
 		n := 0
 		for {
 			select {
 			case <-stopTicker:
 				return
-			case <-t.C:
+			case <-clk.C():
 			}
 			colMu.Lock()
 			drainAll()
-			col.Flush(time.Since(origin), inFlight.Load())
+			col.Flush(clk.End(), inFlight.Load())
 			n++
 			if n%checkpointEvery == 0 && checkpoint != nil {
 				now := time.Since(origin)
@@ -103,9 +106,13 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	}()
 
 	events := startEvents(ctx, sc.Events, v, origin)
+	lateNote := cfg.lateStartNote(origin, time.Now())
 
 	if v.Unserved != nil {
-		src = &servedSource{src: src, v: v, rec: dispatchRec, ctx: ctx, origin: origin, spinBelow: cfg.SpinBelow}
+		src = &servedSource{src: src, v: v, sh: cfg.Shard, rec: dispatchRec, ctx: ctx, origin: origin, spinBelow: cfg.SpinBelow}
+	}
+	if cfg.Shard.On() {
+		src = &ownSource{src: src, sh: cfg.Shard} // after servedSource, which counts every shard's unserved operations
 	}
 	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, cfg.SpinBelow)
 	if stopReason == "" && ctx.Err() != nil {
@@ -147,6 +154,9 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	col.Flush(span, 0)
 	out := variantResult(cfg, vi, col, started, span, due)
 	out.Events = evs
+	if lateNote != "" {
+		out.Notes = append(out.Notes, lateNote)
+	}
 	out.ErrorExamples = examples.list()
 	out.Interrupted = stopReason != ""
 	if r, ok := v.Backend.(backend.Reporter); ok {
@@ -190,6 +200,7 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 type servedSource struct {
 	src       Source
 	v         *Variant
+	sh        Shard // another shard's unserved operation is recorded as foreign
 	rec       *metrics.Recorder
 	ctx       context.Context
 	origin    time.Time
@@ -204,7 +215,11 @@ func (s *servedSource) Next(op *workloads.Op) bool {
 		if !waitUntil(s.ctx, s.origin, op.Intended, s.spinBelow) {
 			return false
 		}
-		s.rec.Record(metrics.Sample{Intended: int64(op.Intended), Start: int64(op.Intended), End: int64(op.Intended), Op: op.Type, Flags: metrics.FlagUnserved})
+		flags := uint8(metrics.FlagUnserved)
+		if s.sh.On() && !s.sh.owns(op) {
+			flags |= metrics.FlagForeign
+		}
+		s.rec.Record(metrics.Sample{Intended: int64(op.Intended), Start: int64(op.Intended), End: int64(op.Intended), Op: op.Type, Flags: flags})
 	}
 	return false
 }

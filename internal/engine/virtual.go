@@ -15,7 +15,7 @@ import (
 func runVirtual(ctx context.Context, cfg *Config, vi int, src Source) (results.Variant, error) {
 	v := &cfg.Variants[vi]
 	started := time.Now()
-	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg.Schedule))
+	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg))
 	defer vw.Close()
 	col := metrics.NewCollector(len(cfg.Ops), cfg.Scenario.Load.LateAfter, cfg.Tick, progressSink(cfg, vi, true, vw.Sink))
 
@@ -36,7 +36,7 @@ func runVirtual(ctx context.Context, cfg *Config, vi int, src Source) (results.V
 	}
 	var last time.Duration
 	record := func(s *metrics.Sample) {
-		col.AddVirtual(s)
+		col.AddVirtual(s) // another shard's operation (FlagForeign) only moves the clock on
 		if t := time.Duration(s.End); t > last {
 			last = t
 		}

@@ -134,6 +134,10 @@ type Interval struct {
 	Ops        []*IntervalSet // by operation index; nil (or empty: Offered() == 0) where none came
 	All        *IntervalSet   // every operation merged (unserved ones only in its Unserved count)
 	InFlight   int64          // operations in flight at End (real-time runs)
+	// ForeignUnserved counts other shards' operations due in the interval that the
+	// variant does not serve (run --shard): not this shard's to count, but its share of
+	// the run's served schedule leaves them out, as the whole run's does.
+	ForeignUnserved int64
 }
 
 // Sink receives each finished interval. The interval and its histograms are reused after
@@ -148,6 +152,7 @@ type Collector struct {
 	cum       []*Set
 	all       *IntervalSet
 	start     time.Duration
+	foreign   int64 // other shards' unserved operations in the current interval
 	sink      Sink
 	err       error
 	// Virtual time: intervals close when a sample's time crosses the boundary.
@@ -181,6 +186,12 @@ func (c *Collector) Add(samples []Sample) {
 }
 
 func (c *Collector) add(s *Sample) {
+	if s.Flags&FlagForeign != 0 {
+		if s.Flags&FlagUnserved != 0 {
+			c.foreign++
+		}
+		return
+	}
 	set := c.cur[s.Op]
 	if set == nil {
 		set = newIntervalSet(&c.pages)
@@ -238,7 +249,7 @@ func (c *Collector) AddVirtual(s *Sample) {
 // Flush closes the interval [start, end), hands it to the sink and folds it into the
 // cumulative totals.
 func (c *Collector) Flush(end time.Duration, inFlight int64) {
-	iv := Interval{Start: c.start, End: end, Ops: c.cur, All: c.all, InFlight: inFlight}
+	iv := Interval{Start: c.start, End: end, Ops: c.cur, All: c.all, InFlight: inFlight, ForeignUnserved: c.foreign}
 	for _, s := range c.cur {
 		if s != nil {
 			s.settle()
@@ -259,6 +270,7 @@ func (c *Collector) Flush(end time.Duration, inFlight int64) {
 		s.reset() // kept allocated for the next interval
 	}
 	c.all.reset()
+	c.foreign = 0
 	c.start = end
 }
 

@@ -52,6 +52,11 @@ const (
 	// for it, or its steps run on a database this backend does not drive). It was never
 	// dispatched: it is counted apart, at its intended time, and has no timing.
 	FlagUnserved
+	// FlagForeign marks another shard's operation in a shard of a distributed run (run
+	// --shard): a simulator simulates it, since the servers see the whole run's load, but
+	// the shard that owns it records it. A collector counts nothing of it but, apart,
+	// that it was unserved (Interval.ForeignUnserved); in virtual time it moves the clock on.
+	FlagForeign
 )
 
 // Sample is the record of one operation. Times are nanoseconds since the variant's run

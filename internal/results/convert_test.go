@@ -162,7 +162,7 @@ func TestReadTimeseriesConvertsVersion1(t *testing.T) {
 func TestMergeVersion1(t *testing.T) {
 	a, b := copyDir(t, v1Dir), copyDir(t, v1Dir)
 	out := filepath.Join(t.TempDir(), "merged")
-	sum, err := results.Merge([]string{a, b}, out, results.Tool{Name: "test"})
+	sum, err := results.Merge([]string{a, b}, out, results.MergeOptions{Tool: results.Tool{Name: "test"}})
 	if err != nil {
 		t.Fatal(err)
 	}

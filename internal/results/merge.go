@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,20 +21,32 @@ import (
 // directory, histograms that cannot be merged exactly): bad input, not a failed run.
 var ErrMergeInput = errors.New("cannot merge")
 
-// Merge combines results directories written concurrently by several load generators
-// (each driving its share of the traffic over the same schedule) into one directory at
-// out, exactly:
+// MergeOptions tune Merge.
+type MergeOptions struct {
+	// Tool is the harness writing the merged directory.
+	Tool Tool
+	// Partial merges an incomplete set (shards missing from a run, runs without a
+	// hot-partition analysis among runs with one) instead of refusing it; the merged
+	// summary then lists what is missing and is not complete.
+	Partial bool
+}
+
+// Merge combines results directories into one directory at out, exactly. The inputs must
+// be the shards of one distributed run or repeated runs of one scenario (see checkMerge);
+// anything else is refused with ErrMergeInput.
 //
 //   - counters add; latency histograms merge bucket by bucket, and every percentile of
 //     the merged summary is recomputed from the merged histograms (never averaged);
 //   - interval logs merge interval by interval, aligned on each run's schedule start;
-//   - the time series sums counts and rates per second, and recomputes each second's
-//     percentiles from the merged interval histograms;
-//   - hotspots.json sums per-node and per-table counts (exact) and merges the top-K
-//     partition lists with their Space-Saving error bounds widened to stay true bounds.
-//
-// Rates assume the inputs ran at the same time: target and achieved rates add up.
-func Merge(inputs []string, out string, tool Tool) (*Summary, error) {
+//   - the time series sums counts per second, and recomputes each second's percentiles
+//     from the merged interval histograms; rates add for shards (they ran at once) and
+//     are the runs' mean for repeats;
+//   - shards: hotspots.json is the whole run's in every shard (each one places or
+//     simulates the whole stream), so it is taken as it is, as is a simulator's
+//     server.json; repeats: per-node and per-table counts add (exact) and the top-K
+//     partition lists merge with their Space-Saving error bounds widened to stay true
+//     bounds.
+func Merge(inputs []string, out string, opts MergeOptions) (*Summary, error) {
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("%w: no input directories", ErrMergeInput)
 	}
@@ -54,7 +67,11 @@ func Merge(inputs []string, out string, tool Tool) (*Summary, error) {
 	if abs, _ := filepath.Abs(out); seen[abs] {
 		return nil, fmt.Errorf("%w: --out %s is one of the inputs", ErrMergeInput, out)
 	}
-	m := &merger{ins: ins, tool: tool}
+	plan, err := checkMerge(ins, opts.Partial)
+	if err != nil {
+		return nil, err
+	}
+	m := &merger{ins: ins, tool: opts.Tool, plan: plan}
 	sum, err := m.summary()
 	if err != nil {
 		return nil, err
@@ -69,7 +86,7 @@ func Merge(inputs []string, out string, tool Tool) (*Summary, error) {
 		return nil, fmt.Errorf("%w: %v", ErrMergeInput, err)
 	}
 	defer dir.Close()
-	if b, err := inputfile.ReadFile(filepath.Join(ins[0].dir, ScenarioFile), inputfile.YAML); err == nil {
+	if b := ins[0].asRun; b != nil {
 		if err := dir.WriteFile(ScenarioFile, b); err != nil {
 			return nil, err
 		}
@@ -80,10 +97,13 @@ func Merge(inputs []string, out string, tool Tool) (*Summary, error) {
 	if err := m.timeseries(dir, sum); err != nil {
 		return nil, err
 	}
-	if hs := m.hotspots(); hs != nil {
+	if hs := m.hotspots(sum); hs != nil {
 		if err := dir.WriteHotspots(hs); err != nil {
 			return nil, err
 		}
+	}
+	if err := m.server(dir, sum); err != nil {
+		return nil, err
 	}
 	if err := dir.WriteSummary(sum); err != nil {
 		return nil, err
@@ -93,8 +113,10 @@ func Merge(inputs []string, out string, tool Tool) (*Summary, error) {
 
 type mergeInput struct {
 	dir    string
+	asRun  []byte // scenario.yaml, nil when absent
 	sum    *Summary
 	hs     *Hotspots
+	sv     *ServerReport
 	points []Point
 	// warnings are what reading the input left out (a torn last time series line); the
 	// merged variants carry them as notes.
@@ -110,16 +132,25 @@ func readMergeInput(dir string) (*mergeInput, error) {
 	if err != nil {
 		return nil, err
 	}
+	sv, err := ReadServer(dir)
+	if err != nil {
+		return nil, err
+	}
 	pts, warnings, err := ReadTimeseriesChecked(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &mergeInput{dir: dir, sum: sum, hs: hs, points: pts, warnings: warnings}, nil
+	asRun, err := inputfile.ReadFile(filepath.Join(dir, ScenarioFile), inputfile.YAML)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return &mergeInput{dir: dir, asRun: asRun, sum: sum, hs: hs, sv: sv, points: pts, warnings: warnings}, nil
 }
 
 type merger struct {
 	ins  []*mergeInput
 	tool Tool
+	plan *mergePlan
 	// all[variant][startMs] is every operation's interval histograms merged, for the
 	// time series percentiles.
 	all map[string]map[int64]*metrics.Set
@@ -142,12 +173,13 @@ func addSet(s, o *metrics.Set) error {
 
 func (m *merger) summary() (*Summary, error) {
 	first := m.ins[0].sum
+	p := m.plan
 	sum := &Summary{
 		Tool: m.tool, Scenario: first.Scenario, Backend: first.Backend,
 		StartedAt: first.StartedAt, EndedAt: first.EndedAt, Complete: true, Phases: first.Phases,
+		Merge: &MergeInfo{Kind: p.kind, Runs: p.runs, Missing: p.missing},
 	}
 	var interrupted []string
-	var notes []string
 	for _, in := range m.ins {
 		s := in.sum
 		sum.MergedFrom = append(sum.MergedFrom, in.dir)
@@ -161,18 +193,17 @@ func (m *merger) summary() (*Summary, error) {
 		if s.Interrupted != "" {
 			interrupted = append(interrupted, in.dir+": "+s.Interrupted)
 		}
-		if s.Scenario.Name != first.Scenario.Name {
-			notes = append(notes, fmt.Sprintf("merged runs of different scenarios: %s (%s) and %s (%s)", first.Scenario.Name, m.ins[0].dir, s.Scenario.Name, in.dir))
-		}
-		if s.Backend.Name != first.Backend.Name {
-			notes = append(notes, fmt.Sprintf("merged runs on different backends: %s and %s", first.Backend.Name, s.Backend.Name))
-		}
+	}
+	if len(p.missing) > 0 {
+		sum.Complete = false
+		interrupted = append(interrupted, "partial merge: missing "+strings.Join(p.missing, "; "))
 	}
 	sum.Interrupted = strings.Join(interrupted, "; ")
 	sum.Scenario.ExpectedOps = 0
 	for _, in := range m.ins {
 		sum.Scenario.ExpectedOps += in.sum.Scenario.ExpectedOps
 	}
+	sum.Phases = slices.Clone(first.Phases)
 	for i := range sum.Phases {
 		sum.Phases[i].ExpectedOps = 0
 		for _, in := range m.ins {
@@ -184,25 +215,31 @@ func (m *merger) summary() (*Summary, error) {
 
 	// Variants in order of first appearance.
 	var order []string
-	byName := map[string][]*Variant{}
-	for _, in := range m.ins {
+	byName := map[string][]weighted{}
+	for k, in := range m.ins {
 		for i := range in.sum.Variants {
 			v := &in.sum.Variants[i]
 			if _, ok := byName[v.Name]; !ok {
 				order = append(order, v.Name)
 			}
-			byName[v.Name] = append(byName[v.Name], v)
+			byName[v.Name] = append(byName[v.Name], weighted{v, p.weight[k]})
 		}
 	}
 	for _, name := range order {
-		mv, err := mergeVariant(byName[name], len(m.ins))
+		mv, err := m.variant(byName[name])
 		if err != nil {
 			return nil, fmt.Errorf("variant %s: %w", name, err)
 		}
-		mv.Notes = appendUnique(mv.Notes, notes...)
+		mv.Notes = appendUnique(mv.Notes, p.notes...)
 		sum.Variants = append(sum.Variants, mv)
 	}
 	return sum, nil
+}
+
+// weighted is one input's variant and the number of runs it stands for.
+type weighted struct {
+	v *Variant
+	w int
 }
 
 func appendUnique(list []string, more ...string) []string {
@@ -221,10 +258,14 @@ func appendUnique(list []string, more ...string) []string {
 	return list
 }
 
-func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
-	f := vs[0]
+// variant merges one variant's results. Shards ran at once, each a part of the whole:
+// the measured span is the longest, rates add. Repeats ran one after another: their spans
+// add, so rates come out as the runs' mean.
+func (m *merger) variant(vs []weighted) (Variant, error) {
+	f := vs[0].v
+	shards := m.plan.shards()
 	out := Variant{Name: f.Name, Design: f.Design, Database: f.Database, Params: f.Params, StartedAt: f.StartedAt}
-	var span, due float64
+	var span, due, runs float64
 	var opOrder []string
 	opKind := map[string]string{}
 	opReason := map[string]string{} // why an input did not serve the operation
@@ -232,15 +273,26 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 	total := newSet()
 	nodes := map[string]int64{}
 	var nodeOrder []string
-	for _, v := range vs {
+	// A simulated shard simulates the whole cluster: its node counts are the whole run's.
+	wholeNodes := shards && m.ins[0].sum.Backend.Simulated
+	for k, wv := range vs {
+		v, w := wv.v, float64(wv.w)
 		if v.StartedAt.Before(out.StartedAt) {
 			out.StartedAt = v.StartedAt
 		}
-		span = math.Max(span, v.DurationS)
-		due = math.Max(due, dueSeconds(v))
+		vdue := dueSeconds(v) / w // a pooled input's scheduled operations span its runs
+		if shards {
+			span, due = math.Max(span, v.DurationS), math.Max(due, vdue)
+		} else {
+			span, due, runs = span+v.DurationS*w, due+vdue*w, runs+w
+		}
 		out.Interrupted = out.Interrupted || v.Interrupted
 		out.Notes = appendUnique(out.Notes, v.Notes...)
-		out.Events = append(out.Events, v.Events...)
+		if shards {
+			out.Events = appendUniqueEvents(out.Events, v.Events...)
+		} else {
+			out.Events = append(out.Events, v.Events...)
+		}
 		if v.Design != f.Design || v.Database != f.Database {
 			out.Notes = appendUnique(out.Notes, fmt.Sprintf("merged inputs disagree on this variant's design: %s/%s and %s/%s", f.Database, f.Design, v.Database, v.Design))
 		}
@@ -258,7 +310,9 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 			if _, ok := nodes[n.Node]; !ok {
 				nodeOrder = append(nodeOrder, n.Node)
 			}
-			nodes[n.Node] += n.Ops
+			if !wholeNodes || k == 0 {
+				nodes[n.Node] += n.Ops
+			}
 		}
 		for i := range v.Ops {
 			st := &v.Ops[i]
@@ -291,11 +345,14 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 			return out, fmt.Errorf("totals: %w", err)
 		}
 	}
-	if len(vs) < inputs {
-		out.Notes = appendUnique(out.Notes, fmt.Sprintf("this variant is in %d of the %d merged runs", len(vs), inputs))
+	if len(vs) < len(m.ins) {
+		out.Notes = appendUnique(out.Notes, fmt.Sprintf("this variant is in %d of the %d merged inputs", len(vs), len(m.ins)))
 	}
 	sort.SliceStable(out.Events, func(i, j int) bool { return out.Events[i].AtS < out.Events[j].AtS })
 	out.DurationS = span
+	if !shards && runs > 0 {
+		out.DurationS = span / runs // the mean run's span; rates below are over every run's
+	}
 	for _, op := range opOrder {
 		st := FromSet(op, opKind[op], opSets[op], span, due)
 		if st.Unserved > 0 {
@@ -312,6 +369,17 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 		out.Nodes = append(out.Nodes, NodeCount{Node: n, Ops: nodes[n]})
 	}
 	return out, nil
+}
+
+// appendUniqueEvents adds the events not already listed: every simulated shard applies
+// the scenario's events to its whole simulated cluster, so each lists them.
+func appendUniqueEvents(list []Event, more ...Event) []Event {
+	for _, e := range more {
+		if !slices.Contains(list, e) {
+			list = append(list, e)
+		}
+	}
+	return list
 }
 
 // intervalKey aligns intervals of different runs: the tag and the start in ms since
@@ -434,7 +502,8 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 	}
 	agg := map[key]*Point{}
 	var keys []key
-	for _, in := range m.ins {
+	for i, in := range m.ins {
+		w := float64(m.plan.weight[i])
 		for _, p := range in.points {
 			k := key{p.Variant, int64(math.Round(p.StartS * 1000))}
 			a, ok := agg[k]
@@ -448,15 +517,15 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 				keys = append(keys, k)
 			}
 			a.EndS = math.Max(a.EndS, p.EndS)
-			a.TargetRate += p.TargetRate
-			a.AchievedRate += p.AchievedRate
+			a.TargetRate += p.TargetRate * w
+			a.AchievedRate += p.AchievedRate * w
 			a.Completed += p.Completed
 			a.OK += p.OK
 			a.Late += p.Late
 			a.Dropped += p.Dropped
 			a.Abandoned += p.Abandoned
 			a.Unserved += p.Unserved
-			a.InFlight += p.InFlight
+			a.InFlight += p.InFlight * int64(m.plan.weight[i])
 			for c, n := range p.Errors {
 				if a.Errors == nil {
 					a.Errors = map[string]int64{}
@@ -478,6 +547,12 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 	incomplete := 0
 	for _, k := range keys {
 		p := agg[k]
+		if !m.plan.shards() {
+			// Repeats ran one after another: a second's rates are the runs' mean.
+			r := float64(m.plan.runs)
+			p.TargetRate, p.AchievedRate = p.TargetRate/r, p.AchievedRate/r
+			p.InFlight = int64(math.Round(float64(p.InFlight) / r))
+		}
 		p.P50, p.P90, p.P99, p.P999, p.Max, p.ServiceP99, p.LagP99 = 0, 0, 0, 0, 0, 0, 0
 		if set := m.all[k.variant][k.startMs]; set != nil && set.Response.TotalCount() == p.Completed && p.Completed > 0 {
 			q := set.Response.ValueAtPercentiles([]float64{50, 90, 99, 99.9})
@@ -499,224 +574,4 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 		}
 	}
 	return nil
-}
-
-// hotspots merges the inputs' hot-partition analyses.
-func (m *merger) hotspots() *Hotspots {
-	var order []string
-	byName := map[string][]*HotspotsVariant{}
-	for _, in := range m.ins {
-		if in.hs == nil {
-			continue
-		}
-		for i := range in.hs.Variants {
-			v := &in.hs.Variants[i]
-			if _, ok := byName[v.Variant]; !ok {
-				order = append(order, v.Variant)
-			}
-			byName[v.Variant] = append(byName[v.Variant], v)
-		}
-	}
-	if len(order) == 0 {
-		return nil
-	}
-	out := &Hotspots{}
-	for _, name := range order {
-		vs := byName[name]
-		mv := HotspotsVariant{Variant: name, Database: vs[0].Database, Source: vs[0].Source, Topology: vs[0].Topology}
-		if len(vs) < len(m.ins) {
-			mv.Notes = append(mv.Notes, fmt.Sprintf("only %d of the %d merged runs have a hot-partition analysis for this variant: figures cover those runs", len(vs), len(m.ins)))
-		}
-		for _, v := range vs {
-			mv.Notes = appendUnique(mv.Notes, v.Notes...)
-			if v.Topology != mv.Topology {
-				mv.Notes = appendUnique(mv.Notes, fmt.Sprintf("merged runs saw different topologies: %q and %q", mv.Topology, v.Topology))
-			}
-		}
-		mv.Tables = mergeTables(vs)
-		mv.Nodes, mv.Balance, mv.Balances = mergeNodes(vs)
-		out.Variants = append(out.Variants, mv)
-	}
-	return out
-}
-
-// mergeNodes sums the nodes' loads over the runs and measures them again (NodeBalances).
-func mergeNodes(vs []*HotspotsVariant) ([]NodeLoad, Imbalance, []Imbalance) {
-	var nodes []NodeLoad
-	idx := map[string]int{}
-	for _, v := range vs {
-		for _, n := range v.Nodes {
-			i, ok := idx[n.Node]
-			if !ok {
-				i = len(nodes)
-				idx[n.Node] = i
-				nodes = append(nodes, NodeLoad{Node: n.Node, Database: n.Database, DC: n.DC, Rack: n.Rack})
-			}
-			nodes[i].Ops += n.Ops
-			nodes[i].Reads += n.Reads
-			nodes[i].Writes += n.Writes
-			nodes[i].Bytes += n.Bytes
-		}
-	}
-	if len(nodes) == 0 {
-		return nil, Imbalance{}, nil
-	}
-	b, all := NodeBalances(nodes)
-	return nodes, b, all
-}
-
-// mergeTables sums table counts and merges top-K lists. For a partition missing from
-// one run's list, that run's contribution is unknown but at most the smallest count the
-// list holds (or zero when the list holds every partition the run touched): the merged
-// estimate adds that bound, and the error bound grows by it, so the true count always
-// lies in [Ops − ErrorBound, Ops]. Reads, writes, rows and bytes of a merged partition
-// add only the runs that listed it (lower bounds when some did not).
-func mergeTables(vs []*HotspotsVariant) []TableHotspots {
-	var order []string
-	byName := map[string][]*TableHotspots{}
-	for _, v := range vs {
-		for i := range v.Tables {
-			t := &v.Tables[i]
-			if _, ok := byName[t.Table]; !ok {
-				order = append(order, t.Table)
-			}
-			byName[t.Table] = append(byName[t.Table], t)
-		}
-	}
-	var out []TableHotspots
-	for _, name := range order {
-		ts := byName[name]
-		f := ts[0]
-		mt := TableHotspots{Table: f.Table, Entity: f.Entity, Key: f.Key, PartitionsExact: false}
-		var maxParts, sumParts int64
-		for _, t := range ts {
-			mt.Ops += t.Ops
-			mt.Reads += t.Reads
-			mt.Writes += t.Writes
-			mt.Rows += t.Rows
-			mt.Bytes += t.Bytes
-			mt.SinglePartitionReads += t.SinglePartitionReads
-			mt.MultiPartitionReads += t.MultiPartitionReads
-			mt.BroadcastReads += t.BroadcastReads
-			maxParts = max(maxParts, t.Partitions)
-			sumParts += t.Partitions
-		}
-		if len(ts) == 1 {
-			mt.Partitions, mt.PartitionsExact, mt.PartitionsError = f.Partitions, f.PartitionsExact, f.PartitionsError
-		} else {
-			// Runs may touch the same partitions: the distinct count lies in [max, sum].
-			mt.Partitions = maxParts
-			if maxParts > 0 {
-				mt.PartitionsError = float64(sumParts-maxParts) / float64(maxParts)
-			}
-		}
-		// Top-K.
-		type acc struct {
-			p      PartitionLoad
-			listed []bool
-		}
-		keys := map[string]*acc{}
-		var korder []string
-		for i, t := range ts {
-			for _, p := range t.Top {
-				a, ok := keys[p.Key]
-				if !ok {
-					a = &acc{p: PartitionLoad{Key: p.Key, Token: p.Token, Hashed: p.Hashed, Range: p.Range, Replicas: p.Replicas, Shard: p.Shard}, listed: make([]bool, len(ts))}
-					keys[p.Key] = a
-					korder = append(korder, p.Key)
-				}
-				a.listed[i] = true
-				a.p.Ops += p.Ops
-				a.p.ErrorBound += p.ErrorBound
-				a.p.Reads += p.Reads
-				a.p.Writes += p.Writes
-				a.p.Rows += p.Rows
-				a.p.Bytes += p.Bytes
-				a.p.ProjectedBytes += p.ProjectedBytes
-				a.p.ProjectedRows += p.ProjectedRows
-			}
-		}
-		floor := make([]int64, len(ts)) // most an unlisted partition can have had in run i
-		for i, t := range ts {
-			exhaustive := t.PartitionsExact && int64(len(t.Top)) >= t.Partitions
-			if exhaustive || len(t.Top) == 0 {
-				continue
-			}
-			floor[i] = t.Top[0].Ops
-			for _, p := range t.Top {
-				floor[i] = min(floor[i], p.Ops)
-			}
-		}
-		for _, k := range korder {
-			a := keys[k]
-			for i := range ts {
-				if !a.listed[i] && floor[i] > 0 {
-					a.p.Ops += floor[i]
-					a.p.ErrorBound += floor[i]
-				}
-			}
-			if mt.Ops > 0 {
-				a.p.Share = float64(a.p.Ops) / float64(mt.Ops)
-			}
-			mt.Top = append(mt.Top, a.p)
-		}
-		sort.SliceStable(mt.Top, func(i, j int) bool { return mt.Top[i].Ops > mt.Top[j].Ops })
-		if n := maxTopLen(ts); len(mt.Top) > n {
-			mt.Top = mt.Top[:n]
-		}
-		// Projections: sums where a partition is projected in every run; a lower bound
-		// otherwise (noted).
-		pidx := map[string]int{}
-		for _, t := range ts {
-			for _, p := range t.Projections {
-				i, ok := pidx[p.Key]
-				if !ok {
-					i = len(mt.Projections)
-					pidx[p.Key] = i
-					np := p
-					np.ObservedBytes, np.ObservedRows, np.ProjectedBytes, np.ProjectedRows = 0, 0, 0, 0
-					np.Note = ""
-					mt.Projections = append(mt.Projections, np)
-				}
-				mp := &mt.Projections[i]
-				mp.ObservedBytes += p.ObservedBytes
-				mp.ObservedRows += p.ObservedRows
-				mp.ProjectedBytes += p.ProjectedBytes
-				mp.ProjectedRows += p.ProjectedRows
-				mp.ObservedS = math.Max(mp.ObservedS, p.ObservedS)
-			}
-		}
-		for i := range mt.Projections {
-			mp := &mt.Projections[i]
-			count := 0
-			for _, t := range ts {
-				for _, p := range t.Projections {
-					if p.Key == mp.Key {
-						count++
-						break
-					}
-				}
-			}
-			mp.Exceeds = false
-			mp.Exceeds = mp.Over()
-			if count < len(ts) {
-				mp.Note = fmt.Sprintf("projected in %d of %d merged runs: a lower bound", count, len(ts))
-			}
-		}
-		if len(ts) > 1 {
-			mt.Cumulative = nil // a cumulative share curve cannot be merged from top-K lists
-		} else {
-			mt.Cumulative = f.Cumulative
-		}
-		out = append(out, mt)
-	}
-	return out
-}
-
-func maxTopLen(ts []*TableHotspots) int {
-	n := 0
-	for _, t := range ts {
-		n = max(n, len(t.Top))
-	}
-	return n
 }

@@ -20,33 +20,34 @@ import (
 	"github.com/shardbench/shardbench/workloads"
 )
 
-// splitSource yields the schedule's operations whose sequence number passes keep, with
-// op types cycling over three operations: a load generator's share of the traffic.
-type splitSource struct {
-	a    *schedule.Arrivals
-	seq  uint64
-	keep func(uint64) bool
+// seqSource yields the schedule's operations with op types cycling over three operations.
+type seqSource struct {
+	a   *schedule.Arrivals
+	seq uint64
 }
 
-func (s *splitSource) Next(op *workloads.Op) bool {
-	for {
-		t, ok := s.a.Next()
-		if !ok {
-			return false
-		}
-		seq := s.seq
-		s.seq++
-		if s.keep(seq) {
-			*op = workloads.Op{Seq: seq, Type: uint16(seq % 3), Intended: t}
-			return true
-		}
+func (s *seqSource) Next(op *workloads.Op) bool {
+	t, ok := s.a.Next()
+	if !ok {
+		return false
 	}
+	*op = workloads.Op{Seq: s.seq, Type: uint16(s.seq % 3), Intended: t}
+	s.seq++
+	return true
+}
+
+// testDigest stands for the scenario digest `run` records.
+const testDigest = "sha256:0123456789abcdef"
+
+// halves is a two-shard split of the stream by sequence number.
+func halves(i int) engine.Shard {
+	return engine.Shard{Index: i, Count: 2, Of: func(op *workloads.Op) int { return int(op.Seq % 2) }}
 }
 
 // runShare runs the scenario on the delay backend (exponential latencies that depend only
-// on the operation's sequence number, 5% errors) in a synctest bubble, driving only the
-// operations keep selects, into dir.
-func runShare(t *testing.T, dir string, keep func(uint64) bool) *results.Summary {
+// on the operation's sequence number, 5% errors) in a synctest bubble, as the given shard
+// (a zero Shard: the whole stream), into dir.
+func runShare(t *testing.T, dir string, shard engine.Shard) *results.Summary {
 	t.Helper()
 	var sum *results.Summary
 	synctest.Test(t, func(t *testing.T) {
@@ -68,9 +69,11 @@ func runShare(t *testing.T, dir string, keep func(uint64) bool) *results.Summary
 		cfg := engine.Config{
 			Scenario: sc, Schedule: sch, Dir: d,
 			Ops:       []engine.OpInfo{{Name: "carts.add_item", Kind: "write"}, {Name: "carts.view", Kind: "read"}, {Name: "orders.place", Kind: "write"}},
-			NewSource: func() (engine.Source, error) { return &splitSource{a: sch.Arrivals(), keep: keep}, nil },
+			NewSource: func() (engine.Source, error) { return &seqSource{a: sch.Arrivals()}, nil },
 			Variants:  []engine.Variant{{Name: "v/1", Backend: be}, {Name: "v2", Backend: be}},
 			SpinBelow: -1,
+			Shard:     shard,
+			Digest:    testDigest,
 		}
 		s, err := engine.Run(context.Background(), cfg)
 		if err != nil {
@@ -90,17 +93,17 @@ func decode(t *testing.T, l results.Latency) *hdr.Histogram {
 	return h
 }
 
-// Merging two generators' results gives exactly what one generator driving all the
+// Merging the two shards of a run gives exactly what one process driving all the
 // operations recorded: the same histograms bucket for bucket, the same counters, the same
 // percentiles, interval logs and time series.
 func TestMergeEqualsSingleRunOfTheSameOperations(t *testing.T) {
 	tmp := t.TempDir()
-	full := runShare(t, filepath.Join(tmp, "full"), func(uint64) bool { return true })
-	runShare(t, filepath.Join(tmp, "even"), func(s uint64) bool { return s%2 == 0 })
-	runShare(t, filepath.Join(tmp, "odd"), func(s uint64) bool { return s%2 == 1 })
+	full := runShare(t, filepath.Join(tmp, "full"), engine.Shard{})
+	runShare(t, filepath.Join(tmp, "even"), halves(0))
+	runShare(t, filepath.Join(tmp, "odd"), halves(1))
 
 	out := filepath.Join(tmp, "merged")
-	_, err := results.Merge([]string{filepath.Join(tmp, "even"), filepath.Join(tmp, "odd")}, out, results.Tool{Name: "test"})
+	_, err := results.Merge([]string{filepath.Join(tmp, "odd"), filepath.Join(tmp, "even")}, out, results.MergeOptions{Tool: results.Tool{Name: "test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +111,14 @@ func TestMergeEqualsSingleRunOfTheSameOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.MergedFrom) != 2 || len(back.Variants) != 2 {
+	if len(back.MergedFrom) != 2 || len(back.Variants) != 2 || back.Merge == nil || back.Merge.Kind != results.MergeShards || !back.Complete {
 		t.Fatalf("merged summary: %+v", back)
+	}
+	if back.Shard != nil || back.MergedFrom[0] != filepath.Join(tmp, "even") {
+		t.Errorf("the merged run is whole, its shards in index order: shard %+v, from %v", back.Shard, back.MergedFrom)
+	}
+	if math.Abs(back.Scenario.ExpectedOps-full.Scenario.ExpectedOps) > 1e-9*full.Scenario.ExpectedOps {
+		t.Errorf("expected operations: merged %g, single %g", back.Scenario.ExpectedOps, full.Scenario.ExpectedOps)
 	}
 	for _, fv := range full.Variants {
 		mv := back.Variant(fv.Name)
@@ -188,24 +197,23 @@ func TestMergeEqualsSingleRunOfTheSameOperations(t *testing.T) {
 		if f.Variant != m.Variant || f.StartS != m.StartS || f.Completed != m.Completed || f.OK != m.OK || f.P50 != m.P50 || f.P99 != m.P99 || f.P999 != m.P999 || f.Max != m.Max || f.ServiceP99 != m.ServiceP99 {
 			t.Errorf("point %d: single %+v\nmerged %+v", i, f, m)
 		}
-		// Each generator's timeline states its own target rate; a merge adds them. (Here
-		// each share ran the whole schedule and kept half of it, so each states the full
-		// rate; real generators run with --rate-scale 1/N and state their share.)
-		if want := evenTS[i].TargetRate + oddTS[i].TargetRate; math.Abs(want-m.TargetRate) > 1e-6*want {
-			t.Errorf("point %d target rate: merged %.3f, inputs add to %.3f", i, m.TargetRate, want)
+		// Each shard states its even share of the schedule as its target; the merge adds
+		// them up to the whole run's.
+		if want := evenTS[i].TargetRate + oddTS[i].TargetRate; math.Abs(want-m.TargetRate) > 1e-6*want || math.Abs(f.TargetRate-m.TargetRate) > 1e-6*f.TargetRate {
+			t.Errorf("point %d target rate: merged %.3f, shards add to %.3f, single %.3f", i, m.TargetRate, want, f.TargetRate)
 		}
 		if want := evenTS[i].AchievedRate + oddTS[i].AchievedRate; math.Abs(want-m.AchievedRate) > 1e-6*math.Max(1, want) {
 			t.Errorf("point %d achieved rate: merged %.3f, inputs add to %.3f", i, m.AchievedRate, want)
 		}
 	}
 	// The merged directory refuses to be overwritten and inputs are checked.
-	if _, err := results.Merge([]string{filepath.Join(tmp, "even"), filepath.Join(tmp, "odd")}, out, results.Tool{}); !errors.Is(err, results.ErrMergeInput) || !strings.Contains(err.Error(), "already holds results") {
+	if _, err := results.Merge([]string{filepath.Join(tmp, "even"), filepath.Join(tmp, "odd")}, out, results.MergeOptions{}); !errors.Is(err, results.ErrMergeInput) || !strings.Contains(err.Error(), "already holds results") {
 		t.Errorf("existing --out: %v", err)
 	}
-	if _, err := results.Merge([]string{filepath.Join(tmp, "even"), filepath.Join(tmp, "even")}, filepath.Join(tmp, "x"), results.Tool{}); !errors.Is(err, results.ErrMergeInput) {
+	if _, err := results.Merge([]string{filepath.Join(tmp, "even"), filepath.Join(tmp, "even")}, filepath.Join(tmp, "x"), results.MergeOptions{}); !errors.Is(err, results.ErrMergeInput) {
 		t.Errorf("same input twice: %v", err)
 	}
-	if _, err := results.Merge([]string{filepath.Join(tmp, "even"), tmp}, filepath.Join(tmp, "y"), results.Tool{}); !errors.Is(err, results.ErrMergeInput) || !strings.Contains(err.Error(), "not a results directory") {
+	if _, err := results.Merge([]string{filepath.Join(tmp, "even"), tmp}, filepath.Join(tmp, "y"), results.MergeOptions{}); !errors.Is(err, results.ErrMergeInput) || !strings.Contains(err.Error(), "not a results directory") {
 		t.Errorf("not a results directory: %v", err)
 	}
 }
@@ -236,7 +244,7 @@ func TestMergeHotspots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := rd.WriteSummary(&results.Summary{Scenario: results.ScenarioInfo{Name: "s"}, Variants: []results.Variant{{Name: "v"}}}); err != nil {
+		if err := rd.WriteSummary(&results.Summary{Scenario: results.ScenarioInfo{Name: "s", Digest: testDigest}, Variants: []results.Variant{{Name: "v"}}}); err != nil {
 			t.Fatal(err)
 		}
 		var ops int64
@@ -253,7 +261,7 @@ func TestMergeHotspots(t *testing.T) {
 		rd.Close()
 	}
 	out := filepath.Join(tmp, "m")
-	if _, err := results.Merge(dirs, out, results.Tool{}); err != nil {
+	if _, err := results.Merge(dirs, out, results.MergeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	hs, err := results.ReadHotspots(out)

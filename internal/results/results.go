@@ -53,7 +53,40 @@ type Summary struct {
 	Variants    []Variant `json:"variants"`
 	// MergedFrom lists the result directories a merged summary was built from.
 	MergedFrom []string `json:"merged_from,omitempty"`
+	// Shard is set when the directory holds one shard of a distributed run (run --shard):
+	// its operations are those the shard owns, and only `merge` of every shard makes the
+	// whole run.
+	Shard *ShardInfo `json:"shard,omitempty"`
+	// Merge says what a merged directory pools (set by merge).
+	Merge *MergeInfo `json:"merge,omitempty"`
 }
+
+// ShardInfo places a results directory in a distributed run.
+type ShardInfo struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// StartAt is the wall-clock origin every shard aligned its schedule to (run
+	// --start-at), RFC 3339; empty when the shard started on its own clock.
+	StartAt string `json:"start_at,omitempty"`
+}
+
+// MergeInfo says what a merged directory holds.
+type MergeInfo struct {
+	// Kind is MergeShards (the shards of one distributed run: together the whole run) or
+	// MergeRepeats (repeated runs of one scenario, pooled for more samples).
+	Kind string `json:"kind"`
+	// Runs is how many runs were pooled (repeats) or how many shards the run had.
+	Runs int `json:"runs"`
+	// Missing lists what a partial merge (merge --partial) lacks, e.g. "shard 2 of 4";
+	// empty for a complete merge.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Merge kinds.
+const (
+	MergeShards  = "shards"
+	MergeRepeats = "repeats"
+)
 
 // Tool is the harness that wrote the results.
 type Tool struct {
@@ -65,10 +98,14 @@ type Tool struct {
 
 // ScenarioInfo identifies the scenario.
 type ScenarioInfo struct {
-	Name        string  `json:"name"`
-	Description string  `json:"description,omitempty"`
-	Source      string  `json:"source"` // path it was read from
-	Seed        int64   `json:"seed"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Source      string `json:"source"` // path it was read from
+	Seed        int64  `json:"seed"`
+	// Digest identifies the scenario as run (every override applied, the seed left out)
+	// and the designs of its variants, so that merge can tell runs of one scenario from
+	// runs of different ones.
+	Digest      string  `json:"digest,omitempty"`
 	DurationS   float64 `json:"duration_s"`
 	ExpectedOps float64 `json:"expected_ops"` // per variant
 	Arrival     string  `json:"arrival"`

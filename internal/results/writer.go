@@ -155,10 +155,27 @@ func HistogramLogPath(variant, op string) string {
 
 // Timeline tells a variant writer the schedule's target rate and phase names.
 type Timeline struct {
-	// Expected returns the number of operations intended to start in [from, to).
+	// Expected returns the number of operations of the whole run intended to start in
+	// [from, to).
 	Expected func(from, to time.Duration) float64
+	// Share is the part of the run this process states as its target: a shard's even
+	// share, 1/N (0: the whole run).
+	Share float64
 	// Phase names the phase running at t.
 	Phase func(t time.Duration) string
+}
+
+// Target is the operations this process was due to serve in an interval: its share of
+// the run's served schedule. Every operation of the run due in the interval that the
+// variant does not serve is left out before the share is taken (a shard's own unserved
+// operations are not its even share of them), so the shards' targets add up to the
+// whole run's.
+func (tl Timeline) Target(iv *metrics.Interval) float64 {
+	share := tl.Share
+	if share == 0 {
+		share = 1
+	}
+	return ServedTarget(tl.Expected(iv.Start, iv.End), iv.All.Unserved+iv.ForeignUnserved) * share
 }
 
 // VariantWriter writes one variant's interval logs and time series. Its Sink method is a
@@ -283,7 +300,7 @@ func (w *VariantWriter) point(iv *metrics.Interval) *Point {
 	if secs > 0 {
 		p.AchievedRate = float64(a.Completed) / secs
 		if w.timeline.Expected != nil {
-			p.TargetRate = ServedTarget(w.timeline.Expected(iv.Start, iv.End), a.Unserved) / secs
+			p.TargetRate = w.timeline.Target(iv) / secs
 		}
 	}
 	if a.Response.TotalCount() > 0 {

@@ -155,9 +155,19 @@ var Meta = &workloads.Meta{
 		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of cart operations in recently created sessions (by age, mean 2,000 sessions: created during the run, or before it while the run has created fewer)"},
 		{Name: "ttl_days", Default: 7, Min: 0.01, Max: 3650, Doc: "cart lifetime after the last update (expires_at)"},
 	},
+	Owner:      owner,
 	Population: population,
 	Expansions: expansions,
 	New:        newGen,
+}
+
+// owner: a cart's operations go with its owner, the user or the guest session (a guest's
+// cart thus with the guest's session); merge goes with the user's cart it fills.
+func owner(_ *workloads.Model, _ int, op *workloads.Op) (uint64, int64) {
+	if op.User >= 0 {
+		return workloads.KindUser, op.User
+	}
+	return workloads.KindSession, op.Session
 }
 
 // population is the carts active at the run's start: each owner whose slot of the cart

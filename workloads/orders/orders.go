@@ -93,8 +93,22 @@ var Meta = &workloads.Meta{
 		{Name: "period_month_share", Default: 0.2, Min: 0, Max: 1, Doc: "share of list_by_period reading a month (else a day)"},
 		{Name: "current_share", Default: 0.6, Min: 0, Max: 1, Doc: "share of period and month reads of the current day/month"},
 	},
+	Owner:      owner,
 	Population: population,
 	New:        newGen,
+}
+
+// owner: placing, reading and moving an order the run placed through its statuses go
+// with the order; historic orders and the history and period listings belong to no life
+// cycle of the run's.
+func owner(m *workloads.Model, i int, op *workloads.Op) (uint64, int64) {
+	switch i {
+	case opPlace, opRead, opStatus:
+		if op.Order >= m.FirstNewOrder() {
+			return workloads.KindOrder, op.Order
+		}
+	}
+	return 0, 0
 }
 
 // population is the users' historic orders, by user (bots first, then by activity rank):

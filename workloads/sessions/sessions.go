@@ -87,8 +87,19 @@ var Meta = &workloads.Meta{
 		{Name: "ttl_hours", Default: 24, Min: 0.01, Max: 24 * 365, Doc: "session lifetime after the last activity (expires_at)"},
 		{Name: "list_limit", Default: 10, Min: 1, Max: 10000, Doc: "rows read by list_by_user"},
 	},
+	Owner:      owner,
 	Population: population,
 	New:        newGen,
+}
+
+// owner: the operations of a session the run created go with the session; those of the
+// sessions that existed before the run, and listing a user's sessions, belong to no life
+// cycle of the run's.
+func owner(m *workloads.Model, i int, op *workloads.Op) (uint64, int64) {
+	if i == opList || op.Session < m.Sessions {
+		return 0, 0
+	}
+	return workloads.KindSession, op.Session
 }
 
 // population is the initial sessions (Model.SessionRecord), bots' first, then by activity

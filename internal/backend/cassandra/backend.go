@@ -126,7 +126,9 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 		return nil, err
 	}
 	b.log.Logf("variant %s → keyspace %s on %s (Cassandra %s, %d nodes, local dc %s)", cfg.Variant.Name, b.keyspace, t.redacted, b.release, len(b.peers), b.localDC)
-	if err := b.createSchema(ctx, setup); err != nil {
+	if cfg.SkipSetup {
+		b.log.Note("schema and load phase left to the distributed run's setup step (run --setup-only)")
+	} else if err := b.createSchema(ctx, setup); err != nil {
 		setup.Close()
 		return nil, err
 	}

@@ -133,7 +133,9 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	b.dbName = databaseName(prefix+set.dbSuffix, "", cfg.Variant.Name)
 	b.db = b.client.Database(b.dbName)
 	b.log.Logf("variant %s → database %s on %s (%s)", cfg.Variant.Name, b.dbName, t.redacted, b.dep)
-	if err := b.setup(ctx); err != nil {
+	if cfg.SkipSetup {
+		b.log.Note("collections, indexes, sharding and load phase left to the distributed run's setup step (run --setup-only)")
+	} else if err := b.setup(ctx); err != nil {
 		b.client.Disconnect(context.Background())
 		return nil, fmt.Errorf("mongo %s: setting up %s: %s", t.redacted, b.dbName, b.log.Redact(err.Error()))
 	}

@@ -71,6 +71,10 @@ type Simulator struct {
 	unserved  []bool
 	notServed metrics.Sample // the report of one, reused
 
+	// own, when set, says which operations this shard of a distributed run records; the
+	// others are simulated alike and reported with metrics.FlagForeign.
+	own func(*workloads.Op) bool
+
 	// opScale is backends.sim.operation_scale by operation type (nil: all 1); scale is
 	// the current operation's, applied to every service time drawn for it.
 	opScale []float64
@@ -161,6 +165,10 @@ func (s *Simulator) Notes() []string { return s.notes }
 // Close does nothing: the simulator holds no resources.
 func (s *Simulator) Close() error { return nil }
 
+// RecordOnly makes the simulator one shard of a distributed run (backend.Sharded): it
+// simulates the whole stream and flags the operations own rejects as another shard's.
+func (s *Simulator) RecordOnly(own func(*workloads.Op) bool) { s.own = own }
+
 // Simulate consumes the stream and reports every operation in completion order.
 func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error {
 	if s.group != nil {
@@ -230,18 +238,21 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	s.now = max(s.now, t)
 	s.advance(t, record)
 	smp := metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
+	if s.own != nil && !s.own(op) {
+		smp.Flags = metrics.FlagForeign
+	}
 	if s.unserved[op.Type] {
 		// Reported at once: advance(t) emitted every grain before t's, and every sample
 		// still pending or yet to come is due in t's grain or later (backend.Virtual).
 		// Through a field: the address of smp would move it to the heap for every step.
 		s.notServed = smp
-		s.notServed.Flags = metrics.FlagUnserved
+		s.notServed.Flags |= metrics.FlagUnserved
 		record(&s.notServed)
 		return
 	}
 	if s.client.full(t) {
 		if s.drop {
-			smp.Flags = metrics.FlagDropped
+			smp.Flags |= metrics.FlagDropped
 			s.pending.push(smp)
 			s.offer(op, 0)
 			return
