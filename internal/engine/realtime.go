@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,12 +15,6 @@ import (
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/workloads"
 )
-
-// DefaultSpinBelow: waits shorter than this are spun (yielding) instead of slept, because a
-// timer sleep overshoots: by about 1 ms on the 2-core Debian VMs this was measured on, for
-// any requested sleep under a millisecond — a hundred times the gap between operations at
-// 100K ops/s. Longer waits sleep until spinBelow before the deadline, then spin.
-const DefaultSpinBelow = 2 * time.Millisecond
 
 // checkpointEvery is how often (in ticks) an in-progress summary is written, so even a
 // SIGKILLed run leaves a readable summary.json that is at most this old.
@@ -66,6 +59,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 		}()
 	}
 	dispatchRec := metrics.NewRecorder()
+	cpuBefore := metrics.ProcessCPU()
 
 	// The ticker owns the collector: it drains every recorder and closes an interval.
 	var colMu sync.Mutex // held by the ticker and by the final flush
@@ -140,6 +134,12 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	span := time.Since(origin)
 	col.Flush(span, 0)
 	out := variantResult(cfg, vi, col, started, span, due)
+	if cpu := metrics.ProcessCPU() - cpuBefore; cpu > 0 {
+		out.Client = &results.ClientCost{CPUS: cpu.Seconds()}
+		if n := out.Totals.Completed; n > 0 {
+			out.Client.PerOpUS = float64(cpu.Microseconds()) / float64(n)
+		}
+	}
 	out.Events = evs
 	out.ErrorExamples = examples.list()
 	out.Interrupted = stopReason != ""
@@ -174,66 +174,6 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 		if out.Class != metrics.OK {
 			ex.note(out)
 		}
-	}
-}
-
-// dispatch releases operations at their intended times. It returns why it stopped early
-// ("" when the schedule ended).
-func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, spinBelow time.Duration) string {
-	var op workloads.Op
-	done := ctx.Done()
-	drop := onFull == scenario.OnFullDrop
-	for {
-		select {
-		case <-done:
-			return "interrupted"
-		default:
-		}
-		if !src.Next(&op) {
-			return ""
-		}
-		if !waitUntil(ctx, origin, op.Intended, spinBelow) {
-			return "interrupted" // not yet due: never intended, so not counted
-		}
-		inFlight.Add(1)
-		if drop {
-			select {
-			case ch <- op:
-			default:
-				inFlight.Add(-1)
-				rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
-			}
-			continue
-		}
-		select {
-		case ch <- op:
-		case <-done:
-			// Due but never started: dropped by the interrupt, and counted.
-			inFlight.Add(-1)
-			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
-			return "interrupted"
-		}
-	}
-}
-
-// waitUntil returns at (or just after) origin+at, or false if ctx ends first.
-func waitUntil(ctx context.Context, origin time.Time, at, spinBelow time.Duration) bool {
-	for {
-		wait := at - time.Since(origin)
-		if wait <= 0 {
-			return true
-		}
-		if wait > spinBelow {
-			t := time.NewTimer(wait - max(spinBelow, 0))
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return false
-			}
-			continue
-		}
-		runtime.Gosched()
 	}
 }
 

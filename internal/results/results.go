@@ -36,6 +36,8 @@ type Summary struct {
 	Tool     Tool         `json:"tool"`
 	Scenario ScenarioInfo `json:"scenario"`
 	Backend  BackendInfo  `json:"backend"`
+	// Dispatch is how operations were released in real time (nil for simulated runs).
+	Dispatch *Dispatch `json:"dispatch,omitempty"`
 	// StartedAt and EndedAt are wall-clock times of the whole run.
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
@@ -78,6 +80,23 @@ type BackendInfo struct {
 	Details   map[string]string `json:"details,omitempty"`
 }
 
+// Dispatch is how the real-time engine waited for each operation's intended start, and why.
+type Dispatch struct {
+	// SpinBelowMS: waits shorter than this were spun; 0 when the dispatcher only slept on
+	// timers (starts up to about a millisecond late, counted as schedule lag).
+	SpinBelowMS float64 `json:"spin_below_ms"`
+	Reason      string  `json:"reason"`
+	CPUs        int     `json:"cpus"`
+}
+
+// ClientCost is the harness process's own CPU (user + system: dispatch, driver, recording)
+// while a real-time variant ran, in all and per completed operation: what decides how many
+// load machines a rate needs, and whether the client rather than the server was the limit.
+type ClientCost struct {
+	CPUS    float64 `json:"cpu_s"`
+	PerOpUS float64 `json:"per_op_us"`
+}
+
 // Phase is a scenario phase on the run's time line.
 type Phase struct {
 	Name        string  `json:"name"`
@@ -106,10 +125,12 @@ type Variant struct {
 	// after another, each with the whole schedule).
 	StartedAt time.Time `json:"started_at"`
 	// DurationS is the measured span: the schedule, plus the drain of the last operations.
-	DurationS   float64   `json:"duration_s"`
-	Interrupted bool      `json:"interrupted,omitempty"`
-	Totals      OpStats   `json:"totals"`
-	Ops         []OpStats `json:"ops"`
+	DurationS   float64 `json:"duration_s"`
+	Interrupted bool    `json:"interrupted,omitempty"`
+	// Client is the harness's CPU during this variant (real-time variants).
+	Client *ClientCost `json:"client,omitempty"`
+	Totals OpStats     `json:"totals"`
+	Ops    []OpStats   `json:"ops"`
 	// ErrorExamples holds the first messages seen per error class (credentials redacted).
 	ErrorExamples map[string][]string `json:"error_examples,omitempty"`
 	// Nodes is per-node (or per-shard) operation counts as the client saw them.
