@@ -50,8 +50,11 @@ type Backend struct {
 
 	before serverSnapshot
 
-	argPool sync.Pool
-	accPool sync.Pool
+	// scratch holds what Execute reuses (*scratch).
+	scratch sync.Pool
+	// driverBounds: the driver's request timeout is the operation's and nothing retries,
+	// so an operation of one request needs no deadline of its own.
+	driverBounds bool
 
 	foreign    atomic.Int64
 	found      atomic.Int64
@@ -107,6 +110,7 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 		b.timeout = cfg.Scenario.Load.Timeout
 	}
 	b.keyspace = keyspaceName(o.Keyspace, cfg.Plan.Design.Cassandra.Keyspace, cfg.Variant.Name)
+	b.driverBounds = (o.RequestTimeout == 0 || o.RequestTimeout <= b.timeout) && o.Retry.Attempts == 0
 
 	// A first session with plain round robin: it learns the cluster (local DC, ring,
 	// version) and runs the DDL; the measuring session is then opened knowing the local DC
@@ -317,47 +321,75 @@ func rewriteKeyspace(cql, designKS, ks string) string {
 // Execute runs the operation's Cassandra accesses in order; consecutive writes of the same
 // batch group travel in one batch. The first failure ends the operation.
 func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome {
-	accp, _ := b.accPool.Get().(*[]design.Access)
-	if accp == nil {
-		accp = new([]design.Access)
+	sc, _ := b.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
 	}
-	defer b.accPool.Put(accp)
-	acc := b.cfg.Plan.Accesses(op, (*accp)[:0])
-	*accp = acc
-	ctx, cancel := context.WithTimeout(ctx, b.timeout)
-	defer cancel()
+	defer b.scratch.Put(sc)
+	acc := b.cfg.Plan.Accesses(op, sc.acc[:0])
+	sc.acc = acc
+	// An operation of one request is bounded by the driver's request timeout, which is
+	// the operation's (connect): a context deadline too would cost a timer and an
+	// allocation on every operation. Several requests, retries or a longer request
+	// timeout need the operation's own deadline.
+	if !b.driverBounds || !oneRequest(acc) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.timeout)
+		defer cancel()
+	}
 	for i := 0; i < len(acc); i++ {
 		a := &acc[i]
 		if a.Step.Database != design.Cassandra {
 			b.foreign.Add(1)
 			return backend.Outcome{Class: metrics.NotSupported, Err: fmt.Errorf("%s step %d runs on %s: the cassandra backend runs only the design's Cassandra steps", a.Step.Op, a.Step.Index, a.Step.Database)}
 		}
-		if a.Step.Batch != design.NoBatch {
-			j := i + 1
-			for j < len(acc) && acc[j].Step.Batch == a.Step.Batch && acc[j].Step.BatchGroup == a.Step.BatchGroup && acc[j].Step.Database == design.Cassandra {
-				j++
+		if j := batchEnd(acc, i); j-i > 1 {
+			if err := b.runBatch(ctx, acc[i:j], op); err != nil {
+				return b.fail(ctx, a, err)
 			}
-			if j-i > 1 {
-				if err := b.runBatch(ctx, acc[i:j], op); err != nil {
-					return b.fail(ctx, a, err)
-				}
-				i = j - 1
-				continue
-			}
+			i = j - 1
+			continue
 		}
-		if err := b.run(ctx, a, op); err != nil {
+		if err := b.send(ctx, a, op, &sc.args); err != nil {
 			return b.fail(ctx, a, err)
 		}
 	}
 	return backend.Outcome{}
 }
 
+// scratch is what one Execute reuses from the last: the accesses and the bound values.
+type scratch struct {
+	acc  []design.Access
+	args []any
+}
+
+// batchEnd is the end of the batch that starts at acc[i]: consecutive Cassandra writes of
+// the same batch group (i+1 when acc[i] is not batched).
+func batchEnd(acc []design.Access, i int) int {
+	a := &acc[i]
+	j := i + 1
+	if a.Step.Batch == design.NoBatch {
+		return j
+	}
+	for j < len(acc) && acc[j].Step.Batch == a.Step.Batch && acc[j].Step.BatchGroup == a.Step.BatchGroup && acc[j].Step.Database == design.Cassandra {
+		j++
+	}
+	return j
+}
+
+// oneRequest reports whether the accesses go in one request: a single statement, or one
+// batch.
+func oneRequest(acc []design.Access) bool {
+	return len(acc) == 1 || len(acc) > 1 && batchEnd(acc, 0) == len(acc)
+}
+
 func (b *Backend) fail(ctx context.Context, a *design.Access, err error) backend.Outcome {
 	return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.redact(fmt.Sprintf("%s step %d %s %s: %v", a.Step.Op, a.Step.Index, a.Step.Statement, a.Step.Target, err)))}
 }
 
-func (b *Backend) args(a *design.Access, op *workloads.Op) []any {
-	vals := a.Bind(op, nil)
+// args binds an access's values for the driver into dst.
+func args(a *design.Access, op *workloads.Op, dst []any) []any {
+	vals := a.Bind(op, dst)
 	for i, v := range vals {
 		vals[i] = toDriver(v)
 	}
@@ -366,12 +398,22 @@ func (b *Backend) args(a *design.Access, op *workloads.Op) []any {
 
 // run sends one access's statement.
 func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) error {
+	var buf []any
+	return b.send(ctx, a, op, &buf)
+}
+
+// send sends one access's statement with its values bound into *buf, which the caller
+// reuses: the driver keeps no reference to them once the request has returned.
+func (b *Backend) send(ctx context.Context, a *design.Access, op *workloads.Op, buf *[]any) error {
 	st := b.stmts[a.Step]
 	if st == nil {
 		return fmt.Errorf("no prepared statement for %s", a.Step)
 	}
 	b.statements.Add(1)
-	q := b.session.Query(st.cql, b.args(a, op)...).Consistency(st.consistency).Idempotent(st.idempotent)
+	vals := args(a, op, (*buf)[:0])
+	*buf = vals
+	defer clear(vals) // keep no values alive between operations
+	q := b.session.Query(st.cql, vals...).Consistency(st.consistency).Idempotent(st.idempotent)
 	switch {
 	case st.lwt:
 		q = q.SerialConsistency(st.serial)
@@ -423,7 +465,7 @@ func (b *Backend) runBatch(ctx context.Context, acc []design.Access, op *workloa
 			return fmt.Errorf("no prepared statement for %s", acc[i].Step)
 		}
 		lwt = lwt || st.lwt
-		bt.Query(st.cql, b.args(&acc[i], op)...)
+		bt.Query(st.cql, args(&acc[i], op, nil)...)
 	}
 	b.batches.Add(1)
 	b.statements.Add(int64(len(acc)))
@@ -457,6 +499,16 @@ func (b *Backend) Keyspace() string { return b.keyspace }
 
 // Ring is the cluster's token ring as read at Open (system.local and system.peers_v2).
 func (b *Backend) Ring() *placement.Ring { return b.ring }
+
+// ServerHosts is every node the operations may reach: the contact points and the nodes
+// read from system.local/peers_v2 (backend.Servers).
+func (b *Backend) ServerHosts() []string {
+	out := append([]string(nil), b.target.hosts...)
+	for _, p := range b.peers {
+		out = append(out, p.Host)
+	}
+	return out
+}
 
 // LocalDC is the data centre the client prefers.
 func (b *Backend) LocalDC() string { return b.localDC }

@@ -10,10 +10,13 @@ import (
 )
 
 // observer attributes every request (each attempt, each page) to the node that
-// coordinated it: per-node traffic as the client saw it.
+// coordinated it: per-node traffic as the client saw it. It is called on every request,
+// so the counts of a host are found by the driver's *HostInfo (stable while the host is
+// in the ring) without a lock or an allocation; the address is formatted once per host.
 type observer struct {
-	mu    sync.RWMutex
-	hosts map[string]*hostCount
+	byHost sync.Map // *gocql.HostInfo (nil: unknown) -> *hostCount
+	mu     sync.Mutex
+	hosts  map[string]*hostCount // by address: what snapshot reports
 }
 
 type hostCount struct {
@@ -24,22 +27,21 @@ type hostCount struct {
 func newObserver() *observer { return &observer{hosts: map[string]*hostCount{}} }
 
 func (o *observer) host(h *gocql.HostInfo) *hostCount {
+	if c, ok := o.byHost.Load(h); ok {
+		return c.(*hostCount)
+	}
 	name := "unknown"
 	if h != nil {
 		name = h.ConnectAddress().String()
 	}
-	o.mu.RLock()
-	c := o.hosts[name]
-	o.mu.RUnlock()
-	if c != nil {
-		return c
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if c = o.hosts[name]; c == nil {
+	c := o.hosts[name]
+	if c == nil {
 		c = &hostCount{}
 		o.hosts[name] = c
 	}
+	o.byHost.Store(h, c)
 	return c
 }
 
@@ -72,8 +74,8 @@ type NodeStat struct {
 }
 
 func (o *observer) snapshot() []NodeStat {
-	o.mu.RLock()
-	defer o.mu.RUnlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	out := make([]NodeStat, 0, len(o.hosts))
 	for n, c := range o.hosts {
 		s := NodeStat{Node: n, Requests: c.requests.Load(), Errors: c.errors.Load(), Batches: c.batches.Load()}
@@ -89,6 +91,7 @@ func (o *observer) snapshot() []NodeStat {
 func (o *observer) reset() {
 	o.mu.Lock()
 	o.hosts = map[string]*hostCount{}
+	o.byHost.Clear()
 	o.mu.Unlock()
 }
 
