@@ -6,13 +6,9 @@ import (
 	"net"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/shardbench/shardbench/internal/backend"
-	"github.com/shardbench/shardbench/internal/metrics"
-	"github.com/shardbench/shardbench/internal/scenario"
-	"github.com/shardbench/shardbench/workloads"
 )
 
 // DefaultSpinBelow: when the dispatcher spins, waits shorter than this are spun (yielding)
@@ -114,47 +110,6 @@ func onThisHost(host string, local map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-// dispatch releases operations at their intended times. It returns why it stopped early
-// ("" when the schedule ended).
-func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, spinBelow time.Duration) string {
-	var op workloads.Op
-	done := ctx.Done()
-	drop := onFull == scenario.OnFullDrop
-	w := newWaiter(origin, spinBelow, done)
-	defer w.stop()
-	for {
-		select {
-		case <-done:
-			return "interrupted"
-		default:
-		}
-		if !src.Next(&op) {
-			return ""
-		}
-		if !w.until(op.Intended) {
-			return "interrupted" // not yet due: never intended, so not counted
-		}
-		inFlight.Add(1)
-		if drop {
-			select {
-			case ch <- op:
-			default:
-				inFlight.Add(-1)
-				rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
-			}
-			continue
-		}
-		select {
-		case ch <- op:
-		case <-done:
-			// Due but never started: dropped by the interrupt, and counted.
-			inFlight.Add(-1)
-			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
-			return "interrupted"
-		}
-	}
 }
 
 // waiter waits for intended start times on one reused timer (a timer per operation costs

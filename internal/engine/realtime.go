@@ -177,6 +177,47 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 	}
 }
 
+// dispatch releases operations at their intended times. It returns why it stopped early
+// ("" when the schedule ended).
+func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, spinBelow time.Duration) string {
+	var op workloads.Op
+	done := ctx.Done()
+	drop := onFull == scenario.OnFullDrop
+	w := newWaiter(origin, spinBelow, done)
+	defer w.stop()
+	for {
+		select {
+		case <-done:
+			return "interrupted"
+		default:
+		}
+		if !src.Next(&op) {
+			return ""
+		}
+		if !w.until(op.Intended) {
+			return "interrupted" // not yet due: never intended, so not counted
+		}
+		inFlight.Add(1)
+		if drop {
+			select {
+			case ch <- op:
+			default:
+				inFlight.Add(-1)
+				rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
+			}
+			continue
+		}
+		select {
+		case ch <- op:
+		case <-done:
+			// Due but never started: dropped by the interrupt, and counted.
+			inFlight.Add(-1)
+			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
+			return "interrupted"
+		}
+	}
+}
+
 // examples keeps the first few error messages per class, for the summary.
 type examples struct {
 	mu sync.Mutex
