@@ -153,7 +153,7 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 const schemaTimeout = 60 * time.Second
 
 // connect opens a session on the target; observe marks the measured session (with the
-// query observer and the operations' request timeout) as opposed to the set-up session.
+// operations' request timeout) as opposed to the set-up session.
 func (b *Backend) connect(policy gocql.HostSelectionPolicy, observe bool) (*gocql.Session, error) {
 	c := gocql.NewCluster(b.target.hosts...)
 	c.Port = b.target.port
@@ -189,10 +189,6 @@ func (b *Backend) connect(policy gocql.HostSelectionPolicy, observe bool) (*gocq
 			KeyPath:                b.opts.TLS.KeyFile,
 			EnableHostVerification: !b.opts.TLS.InsecureSkipVerify,
 		}
-	}
-	if observe {
-		c.QueryObserver = b.obs
-		c.BatchObserver = b.obs
 	}
 	s, err := c.CreateSession()
 	if err != nil {
@@ -414,40 +410,45 @@ func (b *Backend) send(ctx context.Context, a *design.Access, op *workloads.Op, 
 	*buf = vals
 	defer clear(vals) // keep no values alive between operations
 	q := b.session.Query(st.cql, vals...).Consistency(st.consistency).Idempotent(st.idempotent)
+	if st.lwt {
+		q = q.SerialConsistency(st.serial)
+	}
+	iter := q.IterContext(ctx)
+	applied, found := true, false
 	switch {
 	case st.lwt:
-		q = q.SerialConsistency(st.serial)
-		iter := q.IterContext(ctx)
-		applied := true
-		if cols := iter.Columns(); len(cols) > 0 && cols[0].Name == "[applied]" {
-			m := map[string]any{}
-			if iter.MapScan(m) {
-				applied, _ = m["[applied]"].(bool)
-			}
-		}
-		if err := iter.Close(); err != nil {
-			return err
-		}
-		if applied {
-			b.applied.Add(1)
-		} else {
-			b.notApplied.Add(1)
-		}
-		return nil
+		applied = casApplied(iter)
 	case st.read:
-		iter := q.IterContext(ctx)
-		n := iter.NumRows()
-		if err := iter.Close(); err != nil {
-			return err
-		}
-		if n > 0 {
-			b.found.Add(1)
-		} else {
-			b.missed.Add(1)
-		}
-		return nil
+		found = iter.NumRows() > 0
 	}
-	return q.ExecContext(ctx)
+	err := iter.Close()
+	b.obs.count(iter, false, err)
+	switch {
+	case err != nil:
+		return err
+	case st.lwt && applied:
+		b.applied.Add(1)
+	case st.lwt:
+		b.notApplied.Add(1)
+	case st.read && found:
+		b.found.Add(1)
+	case st.read:
+		b.missed.Add(1)
+	}
+	return nil
+}
+
+// casApplied reads a lightweight transaction's [applied] column (true when the result has
+// none).
+func casApplied(iter *gocql.Iter) bool {
+	if cols := iter.Columns(); len(cols) > 0 && cols[0].Name == "[applied]" {
+		m := map[string]any{}
+		if iter.MapScan(m) {
+			applied, _ := m["[applied]"].(bool)
+			return applied
+		}
+	}
+	return true
 }
 
 // runBatch sends the accesses in one batch, at the first step's consistency.
@@ -469,21 +470,18 @@ func (b *Backend) runBatch(ctx context.Context, acc []design.Access, op *workloa
 	}
 	b.batches.Add(1)
 	b.statements.Add(int64(len(acc)))
-	if lwt {
-		applied, iter, err := bt.ExecCASContext(ctx)
-		if iter != nil {
-			iter.Close()
-		}
-		if err == nil {
-			if applied {
-				b.applied.Add(1)
-			} else {
-				b.notApplied.Add(1)
-			}
-		}
-		return err
+	iter := bt.IterContext(ctx)
+	applied := !lwt || casApplied(iter)
+	err := iter.Close()
+	b.obs.count(iter, true, err)
+	switch {
+	case err != nil || !lwt:
+	case applied:
+		b.applied.Add(1)
+	default:
+		b.notApplied.Add(1)
 	}
-	return bt.ExecContext(ctx)
+	return err
 }
 
 // Close closes the session.
