@@ -13,8 +13,8 @@
 #   latte    latte run testenv/latte/sessions-touch.rn -r RATE --concurrency 128 (if found;
 #            it paces cycles itself and drops nothing: its achieved rate is what it managed)
 # first at BENCH_RATE, then at the highest rate the node sustains (what the bare loop
-# achieves offered BENCH_PROBE_RATE), in alternation (bare, sb, latte, bare, sb, ...), so a
-# machine that gets busier part-way hurts every client alike. Client CPU is user + system
+# achieves offered BENCH_PROBE_RATE), in alternation (bare, sb, latte; sb, latte, bare; ...),
+# so a machine that gets busier part-way hurts every client alike. Client CPU is user + system
 # time from /usr/bin/time divided by the operations completed (whole process, start-up and
 # schema included), and the CPU of the measured loop alone (from getrusage: the bare loop
 # and shardbench's summary.json report it).
@@ -180,12 +180,16 @@ if [[ -z "$sat" ]]; then
   say "saturation: the bare loop offered $probe/s achieved $sat/s; every client is offered that"
 fi
 
+# Each round runs every client once, starting with a different one each time: the server
+# flushes and compacts after a stretch of writes, and no client should always run right
+# after another's.
+clients=(bare sb latte)
 for r in "$rate" "$sat"; do
   say "--- $r/s offered, ${secs} s per run, $pairs runs each, alternating"
-  for _ in $(seq 1 "$pairs"); do
-    run_bare "$r" "$secs"
-    run_sb "$r" "$secs"
-    run_latte "$r" "$secs"
+  for p in $(seq 0 $((pairs - 1))); do
+    for k in 0 1 2; do
+      "run_${clients[$(((p + k) % 3))]}" "$r" "$secs"
+    done
   done
 done
 
