@@ -210,6 +210,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		cfg.Intervals = reg.Observe
 		if !info.Simulated {
 			reg.SetDispatch(cfg.SpinBelow)
+			reg.SetSequential(true)
 		}
 	}
 	if !opts.Quiet {

@@ -111,4 +111,3 @@ func TestWaiterWaitsAndStops(t *testing.T) {
 		w.stop()
 	}
 }
-

@@ -68,6 +68,9 @@ type Registry struct {
 	variants []*variant
 	spin     time.Duration
 	spinSet  bool
+	// sequential: the variants run one after another (real-time runs), so a variant's
+	// first interval means the one before has ended. Simulated variants run at once.
+	sequential bool
 }
 
 type variant struct {
@@ -110,6 +113,14 @@ func (r *Registry) SetDispatch(spinBelow time.Duration) {
 	r.spin, r.spinSet = max(spinBelow, 0), true
 }
 
+// SetSequential says the variants run one after another (a real-time run): a variant's
+// first interval ends the running and in-flight figures of the one before.
+func (r *Registry) SetSequential(seq bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sequential = seq
+}
+
 // Observe adds one closed interval of variant vi: expected is the number of operations
 // the schedule intended in it (engine.Config.Intervals).
 func (r *Registry) Observe(vi int, expected float64, iv *metrics.Interval) {
@@ -119,16 +130,15 @@ func (r *Registry) Observe(vi int, expected float64, iv *metrics.Interval) {
 		return
 	}
 	v := r.variants[vi]
-	if !v.seen {
-		// Variants of a real run go one after another: a new one means the last has ended.
+	if !v.seen && r.sequential {
 		for _, o := range r.variants {
 			o.running = false
-			if o != v && o.seen {
+			if o.seen {
 				o.inFlight = 0
 			}
 		}
-		v.seen = true
 	}
+	v.seen = true
 	v.running = true
 	v.inFlight = iv.InFlight
 	v.measured = iv.End

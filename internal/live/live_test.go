@@ -201,6 +201,7 @@ func TestScrapeMatchesTheMeasurements(t *testing.T) {
 	ops := []string{"carts.add", "orders.read"}
 	reg := New(Info{Version: "test", Scenario: "s", Backend: "null"}, []string{"a", "b"}, ops)
 	reg.SetDispatch(2 * time.Millisecond)
+	reg.SetSequential(true)
 	totalsA := feed(t, reg, 0, len(ops), 1)
 	totalsB := feed(t, reg, 1, len(ops), 2)
 
@@ -322,5 +323,26 @@ func TestListenBindsAtOnce(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /metrics: %d", resp.StatusCode)
+	}
+}
+
+// Simulated variants run at once: each stays running until the run finishes.
+func TestConcurrentVariantsStayRunning(t *testing.T) {
+	reg := New(Info{Version: "v", Scenario: "s", Backend: "sim"}, []string{"a", "b"}, []string{"op"})
+	feed(t, reg, 0, 1, 6)
+	feed(t, reg, 1, 1, 7)
+	var text bytes.Buffer
+	reg.Write(&text, Text)
+	f := parseText(t, text.Bytes())
+	for _, v := range []string{"a", "b"} {
+		if got := find(t, f, "shardbench_variant_running", "variant", v).GetGauge().GetValue(); got != 1 {
+			t.Errorf("variant_running{%s} = %v, want 1", v, got)
+		}
+		if got := find(t, f, "shardbench_in_flight", "variant", v).GetGauge().GetValue(); got != 2 {
+			t.Errorf("in_flight{%s} = %v, want 2", v, got)
+		}
+	}
+	if f["shardbench_dispatch_spin_seconds"] != nil {
+		t.Errorf("a simulated run shows a dispatch spin")
 	}
 }

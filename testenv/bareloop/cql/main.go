@@ -44,6 +44,7 @@ type options struct {
 	stall      time.Duration
 	label      string
 	profile    string
+	progress   bool
 }
 
 // result is the JSON line printed at the end.
@@ -81,6 +82,7 @@ func main() {
 	flag.DurationVar(&o.stall, "stall", 100*time.Millisecond, "a response (from the intended start) longer than this counts as stalled")
 	flag.StringVar(&o.label, "label", "bare-gocql", "client name in the output")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a Go CPU profile of the measured loop to this file")
+	flag.BoolVar(&o.progress, "progress", false, "print completions and drops each second to stderr")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bareloop cql:", err)
@@ -152,11 +154,29 @@ func run(o options) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var dropped atomic.Int64
 	before := rusage()
 	t0 = time.Now()
+	if o.progress {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			var lastC, lastD int64
+			for tick := time.NewTicker(time.Second); ; {
+				select {
+				case <-stop:
+					tick.Stop()
+					return
+				case <-tick.C:
+				}
+				c, d := completed.Load(), dropped.Load()
+				fmt.Fprintf(os.Stderr, "%.0f s: %d completed, %d dropped\n", time.Since(t0).Seconds(), c-lastC, d-lastD)
+				lastC, lastD = c, d
+			}
+		}()
+	}
 	interval := time.Second / time.Duration(o.rate)
 	total := int64(o.duration / interval)
-	var dropped int64
 	// The paced producer: sleep until the next operation is due (timer sleeps overshoot by
 	// up to a millisecond, so several operations then go at once), then hand it over
 	// without waiting.
@@ -168,7 +188,7 @@ func run(o options) error {
 		select {
 		case work <- int64(due):
 		default:
-			dropped++
+			dropped.Add(1)
 		}
 	}
 	close(work)
@@ -178,7 +198,7 @@ func run(o options) error {
 
 	res := result{
 		Client: o.label, Rate: o.rate, Workers: o.workers, DurationS: elapsed.Seconds(),
-		Completed: completed.Load(), Errors: errs.Load(), Dropped: dropped, Stalled: stalled.Load(),
+		Completed: completed.Load(), Errors: errs.Load(), Dropped: dropped.Load(), Stalled: stalled.Load(),
 		MaxRespMS: float64(maxResp.Load()) / 1e6,
 		CPUUserS:  after.user - before.user, CPUSysS: after.sys - before.sys,
 	}
