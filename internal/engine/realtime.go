@@ -23,6 +23,18 @@ const checkpointEvery = 5
 type worker struct {
 	rec  *metrics.Recorder
 	busy atomic.Int32 // 1 + op type while executing, 0 when idle
+	_    [52]byte     // a cache line of its own: workers on other cores store busy too
+}
+
+// inFlight is the number of workers executing an operation now.
+func inFlight(workers []*worker) int64 {
+	var n int64
+	for _, w := range workers {
+		if w.busy.Load() > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // runRealtime drives one variant in wall-clock time.
@@ -46,7 +58,6 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	examples := newExamples()
 	workers := make([]*worker, sc.Load.MaxInFlight)
 	ch := make(chan workloads.Op)
-	var inFlight atomic.Int64
 	var wg sync.WaitGroup
 	origin := time.Now() // every sample is nanoseconds since origin (monotonic clock)
 	for i := range workers {
@@ -55,7 +66,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runWorker(execCtx, w, ch, v.Backend, origin, &inFlight, examples)
+			runWorker(execCtx, w, ch, v.Backend, origin, examples)
 		}()
 	}
 	dispatchRec := metrics.NewRecorder()
@@ -84,7 +95,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 			}
 			colMu.Lock()
 			drainAll()
-			col.Flush(time.Since(origin), inFlight.Load())
+			col.Flush(time.Since(origin), inFlight(workers))
 			n++
 			if n%checkpointEvery == 0 && checkpoint != nil {
 				now := time.Since(origin)
@@ -98,7 +109,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 
 	events := startEvents(ctx, sc.Events, v, origin)
 
-	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, cfg.SpinBelow)
+	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, cfg.SpinBelow)
 	close(ch)
 	due := min(time.Since(origin), cfg.Schedule.Duration())
 
@@ -159,18 +170,22 @@ func opNames(ops []OpInfo) []string {
 	return out
 }
 
-func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backend.Backend, origin time.Time, inFlight *atomic.Int64, ex *examples) {
-	for op := range ch {
+func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backend.Backend, origin time.Time, ex *examples) {
+	// One operation the backend sees through a pointer, for the worker's life: a loop
+	// variable passed by address to an interface method would be allocated on every
+	// operation.
+	op := new(workloads.Op)
+	for o := range ch {
+		*op = o
 		w.busy.Store(int32(op.Type) + 1)
 		start := time.Since(origin)
-		out := be.Execute(ctx, &op)
+		out := be.Execute(ctx, op)
 		end := time.Since(origin)
 		w.busy.Store(0)
 		w.rec.Record(metrics.Sample{
 			Intended: int64(op.Intended), Start: int64(start), End: int64(end),
 			Op: op.Type, Class: uint8(out.Class),
 		})
-		inFlight.Add(-1)
 		if out.Class != metrics.OK {
 			ex.note(out)
 		}
@@ -179,7 +194,7 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 
 // dispatch releases operations at their intended times. It returns why it stopped early
 // ("" when the schedule ended).
-func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, spinBelow time.Duration) string {
+func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, spinBelow time.Duration) string {
 	var op workloads.Op
 	done := ctx.Done()
 	drop := onFull == scenario.OnFullDrop
@@ -197,12 +212,10 @@ func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metr
 		if !w.until(op.Intended) {
 			return "interrupted" // not yet due: never intended, so not counted
 		}
-		inFlight.Add(1)
 		if drop {
 			select {
 			case ch <- op:
 			default:
-				inFlight.Add(-1)
 				rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
 			}
 			continue
@@ -211,7 +224,6 @@ func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metr
 		case ch <- op:
 		case <-done:
 			// Due but never started: dropped by the interrupt, and counted.
-			inFlight.Add(-1)
 			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
 			return "interrupted"
 		}
