@@ -29,6 +29,9 @@ type metric struct {
 // winners returns the indexes of the sides that win (several on a tie) and whether the
 // figure is a tie among every side that has it. Fewer than two values: no winner.
 func (m *metric) winners() (win []int, allTie bool) {
+	if m.Better == 0 {
+		return nil, false // shown, never won
+	}
 	best := nan
 	n := 0
 	for _, v := range m.Values {
@@ -59,8 +62,57 @@ func near(a, b float64) bool {
 	return math.Abs(a-b) <= tieTolerance*scale
 }
 
+// comparison is what the sides can be compared on: the operations at least two of them
+// serve, and the operations every one serves, whose merge stands for "all operations".
+type comparison struct {
+	ops      []string           // operations two or more sides serve, busiest first
+	common   []string           // operations every side serves
+	totals   []*results.OpStats // per side: its served operations in common merged (its Totals when that is all it serves)
+	leftOut  []string           // operations fewer than two sides serve, with who does
+	partial  bool               // the sides do not all serve the same operations
+	mergeErr error
+}
+
+// compareOps works out which operations the sides can be compared on.
+func compareOps(sides []*side) *comparison {
+	c := &comparison{}
+	for _, op := range opNames(sides) {
+		var by []string
+		for _, s := range sides {
+			if o := s.V.Op(op); o != nil && o.Served() {
+				by = append(by, s.Label)
+			}
+		}
+		switch {
+		case len(by) == len(sides):
+			c.common = append(c.common, op)
+			c.ops = append(c.ops, op)
+		case len(by) >= 2:
+			c.partial = true
+			c.ops = append(c.ops, op)
+		case len(by) == 1:
+			c.partial = true
+			c.leftOut = append(c.leftOut, op+" (served by "+by[0]+" only)")
+		default:
+			c.leftOut = append(c.leftOut, op+" (served by none)")
+		}
+	}
+	for _, s := range sides {
+		if !c.partial { // every side serves the same operations: its totals hold them
+			c.totals = append(c.totals, &s.V.Totals)
+			continue
+		}
+		m, err := results.MergeOps(s.V, "common", c.common)
+		if err != nil {
+			c.mergeErr = err
+		}
+		c.totals = append(c.totals, &m)
+	}
+	return c
+}
+
 // comparisonMetrics lists every comparable figure of the sides.
-func comparisonMetrics(sides []*side) []*metric {
+func comparisonMetrics(sides []*side, cmp *comparison) []*metric {
 	var out []*metric
 	add := func(group, name string, better int, format func(float64) string, get func(*side) float64) {
 		m := &metric{Group: group, Name: name, Better: better, Format: format}
@@ -134,7 +186,25 @@ func comparisonMetrics(sides []*side) []*metric {
 			return nan
 		})
 	}
-	latencyRows("all operations", func(s *side) *results.OpStats { return &s.V.Totals })
+	add("coverage", "operations served", 0, func(v float64) string { return fmt.Sprintf("%.0f", v) }, func(s *side) float64 {
+		if s.V.Coverage.Ops == 0 {
+			return nan
+		}
+		return float64(s.V.Coverage.ServedOps)
+	})
+	add("coverage", "offered traffic served", 0, FormatPct, func(s *side) float64 {
+		if s.V.Coverage.Ops == 0 {
+			return nan
+		}
+		return s.V.Coverage.ServedShare
+	})
+	allGroup := "all operations"
+	if cmp.partial {
+		allGroup = fmt.Sprintf("the %d operations every variant serves", len(cmp.common))
+	}
+	if len(cmp.common) > 0 || !cmp.partial {
+		latencyRows(allGroup, func(s *side) *results.OpStats { return cmp.totals[s.Index] })
+	}
 	// Hot partitions: per variant, then per entity.
 	hotGet := func(f func(h *results.HotspotsVariant) float64) func(*side) float64 {
 		return func(s *side) float64 {
@@ -226,9 +296,14 @@ func comparisonMetrics(sides []*side) []*metric {
 			return mx
 		}))
 	}
-	for _, op := range opNames(sides) {
+	for _, op := range cmp.ops {
 		op := op
-		latencyRows("operation "+op, func(s *side) *results.OpStats { return s.V.Op(op) })
+		latencyRows("operation "+op, func(s *side) *results.OpStats {
+			if o := s.V.Op(op); o != nil && o.Served() {
+				return o
+			}
+			return nil // not served: no figure, never a win
+		})
 	}
 	return out
 }
@@ -240,9 +315,19 @@ func (r *renderer) comparison() *compareView {
 		cv.Intro = "Only one variant: nothing to compare. Give several results directories, or one with several variants."
 		return cv
 	}
-	ms := comparisonMetrics(sides)
+	cmp := compareOps(sides)
+	ms := comparisonMetrics(sides, cmp)
 	base := sides[0]
 	cv.Intro = fmt.Sprintf("Every figure of every variant. Lower wins for latency, error rates, late and dropped operations, hot-partition shares, node imbalance and projected sizes; higher wins for achieved throughput. Values within %g%% of the best tie. Changes are against %s (the first variant given): a percentage, or a factor (×, ÷) beyond twice.", tieTolerance*100, base.Label)
+	if cmp.partial {
+		cv.Intro += fmt.Sprintf(" The variants do not serve the same operations: an operation is compared among the variants that serve it (“—” where one does not), coverage is shown but wins nothing, and “all operations” is replaced by the %d operations every variant serves (%s).", len(cmp.common), orNone(cmp.common))
+	}
+	if len(cmp.leftOut) > 0 {
+		cv.Intro += " Left out, fewer than two variants serve them: " + strings.Join(cmp.leftOut, ", ") + "."
+	}
+	if cmp.mergeErr != nil {
+		cv.Intro += " Could not merge the common operations: " + cmp.mergeErr.Error() + "."
+	}
 	two := len(sides) == 2
 	h := []string{"figure"}
 	for _, s := range sides {
@@ -338,6 +423,13 @@ func (r *renderer) comparison() *compareView {
 	score.Rows = append(score.Rows, row{Cells: []cell{{Text: "ties among all"}, num(fmt.Sprint(ties)), num(fmt.Sprint(len(ms)))}})
 	cv.Score = score
 	return cv
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }
 
 // signed formats a difference with an explicit sign.

@@ -89,6 +89,9 @@ type fixVariant struct {
 	errProb          float64
 	errClass         metrics.Class
 	notes            []string
+	// unserved: operations the design does not serve, with its reason (never sent:
+	// counted unserved at their intended time, as the engine does).
+	unserved map[string]string
 }
 
 // genRun writes a results directory with the given variants; interruptAt > 0 stops every
@@ -191,6 +194,10 @@ func genRun(t testing.TB, dir string, seed uint64, backend results.BackendInfo, 
 					}
 				}
 				in := int64(intended * 1e9)
+				if _, ok := fv.unserved[fixOps[op].name]; ok {
+					samples = append(samples, metrics.Sample{Intended: in, Start: in, End: in, Op: uint16(op), Flags: metrics.FlagUnserved})
+					continue
+				}
 				st := in + int64(lagMs*1e6)
 				samples = append(samples, metrics.Sample{Intended: in, Start: st, End: st + int64(svc*1e6), Op: uint16(op), Class: class})
 			}
@@ -218,15 +225,19 @@ func genRun(t testing.TB, dir string, seed uint64, backend results.BackendInfo, 
 		v := results.Variant{Name: fv.name, Design: fv.design, Database: fv.db, Params: fv.params, StartedAt: vstart, DurationS: span.Seconds(), Events: fv.events, Notes: fv.notes, Interrupted: interruptAt > 0}
 		total := &metrics.Set{Response: metrics.NewHistogram(), Service: metrics.NewHistogram(), Lag: metrics.NewHistogram()}
 		for i, set := range col.Totals() {
-			if set == nil || set.Scheduled() == 0 {
+			if set == nil || set.Offered() == 0 {
 				continue
 			}
 			st := results.FromSet(fixOps[i].name, fixOps[i].kind, set, span.Seconds(), due.Seconds())
-			st.HistogramLog = results.HistogramLogPath(fv.name, fixOps[i].name)
+			if set.Scheduled() > 0 {
+				st.HistogramLog = results.HistogramLogPath(fv.name, fixOps[i].name)
+			}
+			st.UnservedReason = fv.unserved[fixOps[i].name]
 			v.Ops = append(v.Ops, st)
 			total.Merge(set)
 		}
 		v.Totals = results.FromSet("all", "", total, span.Seconds(), due.Seconds())
+		v.Coverage = results.CoverageOf(v.Ops)
 		if v.Totals.Errors["timeout"] > 0 {
 			v.ErrorExamples = map[string][]string{"timeout": {"operation timed out after 2s (client timeout)"}}
 		}
@@ -276,7 +287,8 @@ var simVariants = []fixVariant{
 	{name: "mongo-hashed-user", design: "seed-001 {user_id: hashed}", db: "mongodb", params: map[string]string{"w": "majority", "readPreference": "primaryPreferred"},
 		factor: 1.5, capacity: 2000,
 		events:   []results.Event{{AtS: 45, Action: "add_shard", Target: "shard-04", Note: "balancer moves 6 chunks"}},
-		slowFrom: 45, slowTo: 60, slowFactor: 1.3, errProb: 0.002, errClass: metrics.Overloaded},
+		slowFrom: 45, slowTo: 60, slowFactor: 1.3, errProb: 0.002, errClass: metrics.Overloaded,
+		unserved: map[string]string{"views.append": "seed-001 keeps view history in Cassandra (fixture)"}},
 }
 
 // simDir builds a simulated run: three variants, hot spots, gate verdict, simulator view.

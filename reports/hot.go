@@ -362,10 +362,12 @@ func dropEmptyColumns(t *table) {
 	keep := make([]bool, n)
 	keep[0] = true
 	for _, r := range t.Rows {
-		for i, c := range r.Cells {
-			if i < n && c.Text != "" && c.Text != "—" && c.Text != "0" && c.Text != "0 B" {
-				keep[i] = true
+		col := 0
+		for _, c := range r.Cells {
+			if c.Span <= 1 && col < n && c.Text != "" && c.Text != "—" && c.Text != "0" && c.Text != "0 B" {
+				keep[col] = true
 			}
+			col += max(c.Span, 1)
 		}
 	}
 	var head []cell
@@ -380,10 +382,23 @@ func dropEmptyColumns(t *table) {
 			continue
 		}
 		var cells []cell
-		for i, c := range t.Rows[ri].Cells {
-			if i < n && keep[i] {
+		col := 0
+		for _, c := range t.Rows[ri].Cells {
+			span := max(c.Span, 1)
+			if c.Span > 1 {
+				// A cell across columns stays, across those of them kept.
+				kept := 0
+				for i := col; i < min(col+span, n); i++ {
+					if keep[i] {
+						kept++
+					}
+				}
+				c.Span = max(kept, 1)
+				cells = append(cells, c)
+			} else if col < n && keep[col] {
 				cells = append(cells, c)
 			}
+			col += span
 		}
 		t.Rows[ri].Cells = cells
 	}

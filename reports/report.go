@@ -234,6 +234,7 @@ type cell struct {
 	Text, Class, Title string
 	Swatch             bool
 	Color              int
+	Span               int // columns the cell spans (0: one)
 }
 
 type row struct {
@@ -598,7 +599,7 @@ func heads(names ...string) []cell {
 var numHeads = map[string]bool{}
 
 func init() {
-	for _, h := range []string{"value", "threshold", "ops", "ops/s", "target/s", "achieved/s", "achieved", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "error rate", "late", "dropped", "scheduled", "completed", "share", "reads", "writes", "rows", "bytes", "bytes written", "rows written", "projected", "projected size", "projected rows", "deviation", "max/mean", "CV", "Gini", "start", "end", "duration", "expected ops", "count", "at", "service p50", "service p99", "service p99.9", "lag p99", "top 1%", "top 10%", "observed", "limit", "± bound", "partitions", "Δ", "change", "#"} {
+	for _, h := range []string{"value", "threshold", "ops", "ops/s", "target/s", "achieved/s", "achieved", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "error rate", "late", "dropped", "scheduled", "completed", "serves", "share", "reads", "writes", "rows", "bytes", "bytes written", "rows written", "projected", "projected size", "projected rows", "deviation", "max/mean", "CV", "Gini", "start", "end", "duration", "expected ops", "count", "at", "service p50", "service p99", "service p99.9", "lag p99", "top 1%", "top 10%", "observed", "limit", "± bound", "partitions", "Δ", "change", "#"} {
 		numHeads[h] = true
 	}
 }
@@ -812,6 +813,13 @@ func (r *renderer) glanceTable() *table {
 		h = append(h, "run")
 	}
 	h = append(h, "design", "database")
+	anyCov := false
+	for _, s := range r.sides {
+		anyCov = anyCov || s.V.Coverage.Ops > 0
+	}
+	if anyCov {
+		h = append(h, "serves")
+	}
 	if anyLat {
 		h = append(h, "achieved/s", "target/s", "p50", "p99", "p99.9", "max", "error rate", "late", "dropped")
 	}
@@ -828,6 +836,9 @@ func (r *renderer) glanceTable() *table {
 			c = append(c, cell{Text: s.Run.Label})
 		}
 		c = append(c, cell{Text: s.V.Design}, cell{Text: firstNonEmpty(s.V.Database, hotDB(s))})
+		if anyCov {
+			c = append(c, coverageCell(s.V.Coverage))
+		}
 		if anyLat {
 			t := s.V.Totals
 			if s.hasLatency() {
@@ -875,6 +886,18 @@ func hotDB(s *side) string {
 		return s.Hot.Database
 	}
 	return ""
+}
+
+// coverageCell is a variant's coverage in a table: the operations it serves and their
+// share of the offered traffic, the full sentence and the operations left out on hover.
+func coverageCell(c results.Coverage) cell {
+	cl := num(CoverageShort(c))
+	cl.Title = CoverageText(c)
+	if !c.Full() {
+		cl.Class += " warn"
+		cl.Title += "; not served: " + strings.Join(c.UnservedOps, ", ")
+	}
+	return cl
 }
 
 func errCell(rate float64) cell {
@@ -963,15 +986,15 @@ func (r *renderer) overviewCharts() ([]*chartView, string, error) {
 	f, err := latencyChart("All operations: latency percentile spectrum", r.sides, func(s *side) (*results.Latency, *results.Latency) {
 		return &s.V.Totals.Response, &s.V.Totals.Service
 	}, withService)
-	cap := "Every operation of each variant merged: read right to see the tail. A gap between solid (response) and dashed (service) lines is time spent queued in the harness or behind a stall."
+	cap := "Every operation each variant serves, merged: read right to see the tail. A gap between solid (response) and dashed (service) lines is time spent queued in the harness or behind a stall."
 	if !withService {
-		cap = "Every operation of each variant merged, response time only (service time left out with more than 6 variants)."
+		cap = "Every operation each variant serves, merged, response time only (service time left out with more than 6 variants)."
 	}
 	if err := add("latency-all", cap, f, err); err != nil {
 		return nil, "", err
 	}
 	f, err = throughputChart(r.sides)
-	if err := add("throughput", "Per-second achieved rate against the schedule's target (dashed black); phases shaded and labelled at the top, events marked at the bottom.", f, err); err != nil {
+	if err := add("throughput", "Per-second achieved rate against the target (dashed black): the schedule's rate less the operations the variant does not serve; phases shaded and labelled at the top, events marked at the bottom.", f, err); err != nil {
 		return nil, "", err
 	}
 	f, err = p99Chart(r.sides)
@@ -1049,11 +1072,21 @@ func (r *renderer) latencyTable() *table {
 			if o == nil {
 				continue
 			}
+			if !o.Served() {
+				t.Rows = append(t.Rows, row{Cells: []cell{sideCell(s), notServedCell(o, len(t.Head)-1)}})
+				continue
+			}
 			l := o.Response
 			t.Rows = append(t.Rows, row{Cells: []cell{sideCell(s), num(FormatCount(float64(o.Completed))), num(FormatCount(o.AchievedRate)), msCell(l.P50, l.Count), msCell(l.P90, l.Count), msCell(l.P99, l.Count), msCell(l.P999, l.Count), msCell(l.P9999, l.Count), msCell(l.Max, l.Count), msCell(o.Service.P99, o.Service.Count), errCell(o.ErrorRate)}})
 		}
 	}
 	return t
+}
+
+// notServedCell fills the rest of an operation's row (span columns) for a variant that
+// does not serve it: no latency, rate or error, only the design's reason.
+func notServedCell(o *results.OpStats, span int) cell {
+	return cell{Text: fmt.Sprintf("not served by this design (%s offered): %s", FormatCount(float64(o.Unserved)), o.UnservedReason), Class: "wrap muted", Span: span}
 }
 
 func msCell(ms float64, count int64) cell {

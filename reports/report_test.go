@@ -560,7 +560,10 @@ func TestWriteText(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := buf.String()
-	for _, want := range []string{"achieved/s", "p99.9", "unsupported", "cass-day-bucket", "hot spots:",
+	for _, want := range []string{"achieved/s", "p99.9", "serves", "cass-day-bucket", "hot spots:",
+		// Coverage, not errors: the variant that leaves views.append to another store.
+		"  all 7  ", "6/7 · ", "mongo-hashed-user serves 6 of 7 operations, ", "of the offered traffic; not served: views.append",
+		"rates, latencies and errors are of the operations a variant serves",
 		"cass-day-bucket: hottest partition products_by_category category='electronics' takes 70.0% of its table (8.89k ops)", // most operations on one partition
 		"busiest node 10.0.0.3 at 1.50× the mean (+50%); 6 node(s) break the 30% rule",
 		"2 partition(s) projected over the size limit (largest 1.2 GiB)",

@@ -11,10 +11,11 @@ import (
 	"github.com/shardbench/shardbench/internal/results"
 )
 
-// WriteText prints the end-of-run summary for a terminal: per variant the achieved and
-// target rate, response-time percentiles and errors; then, when the hot-partition analysis
-// is there, each variant's hottest partition with its share and its most loaded node or
-// shard against the mean. hot may be nil.
+// WriteText prints the end-of-run summary for a terminal: per variant the operations it
+// serves (coverage), the achieved and target rate, response-time percentiles and errors
+// of the served operations; then, when the hot-partition analysis is there, each
+// variant's hottest partition with its share and its most loaded node or shard against
+// the mean. hot may be nil.
 func WriteText(w io.Writer, sum *results.Summary, hot *results.Hotspots) error {
 	if sum == nil {
 		return nil
@@ -36,17 +37,27 @@ func WriteText(w io.Writer, sum *results.Summary, hot *results.Hotspots) error {
 		}
 		pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, pad("variant")+"\tachieved/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tunsupported\tlate\tdropped\t")
+		fmt.Fprintln(tw, pad("variant")+"\tserves\tachieved/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tlate\tdropped\t")
 		for i, v := range sum.Variants {
 			t := v.Totals
 			name := pad(names[i])
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, CoverageShort(v.Coverage),
 				FormatCount(t.AchievedRate), FormatCount(t.TargetRate),
 				textMs(t.Response.P50, t.Response.Count), textMs(t.Response.P99, t.Response.Count), textMs(t.Response.P999, t.Response.Count), textMs(t.Response.Max, t.Response.Count),
-				textErrors(t, false), textErrors(t, true), FormatCount(float64(t.Late)), FormatCount(float64(t.Dropped)))
+				textErrors(t), FormatCount(float64(t.Late)), FormatCount(float64(t.Dropped)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		partial := false
+		for _, v := range sum.Variants {
+			if !v.Coverage.Full() {
+				partial = true
+				fmt.Fprintf(w, "%s %s; not served: %s\n", v.Name, CoverageText(v.Coverage), strings.Join(v.Coverage.UnservedOps, ", "))
+			}
+		}
+		if partial {
+			fmt.Fprintln(w, "rates, latencies and errors are of the operations a variant serves; those it does not serve were never sent")
 		}
 	}
 	if hot != nil && len(hot.Variants) > 0 {
@@ -73,20 +84,36 @@ func textMs(ms float64, count int64) string {
 	return FormatMs(ms)
 }
 
-// textErrors counts the failed operations (unsupported false) or the operations the
-// variant's design has no mapping for on this backend (unsupported true): those are not
-// the database failing, so the table shows them apart.
-func textErrors(t results.OpStats, unsupported bool) string {
+// textErrors counts the failed operations, with their share of the completed ones.
+func textErrors(t results.OpStats) string {
 	var n int64
-	for c, k := range t.Errors {
-		if (c == "not_supported") == unsupported {
-			n += k
-		}
+	for _, k := range t.Errors {
+		n += k
 	}
 	if n == 0 {
 		return "0"
 	}
 	return fmt.Sprintf("%s (%s)", FormatCount(float64(n)), FormatPct(float64(n)/float64(max(t.Completed, 1))))
+}
+
+// CoverageText says how much of the offered traffic a variant serves: "serves 17 of 25
+// operations, 62.3% of the offered traffic".
+func CoverageText(c results.Coverage) string {
+	if c.Ops == 0 {
+		return "was offered no operation"
+	}
+	return fmt.Sprintf("serves %d of %d operations, %s of the offered traffic", c.ServedOps, c.Ops, FormatPct(c.ServedShare))
+}
+
+// CoverageShort is CoverageText for a table cell: "17/25 · 62.3%", or "all 25".
+func CoverageShort(c results.Coverage) string {
+	switch {
+	case c.Ops == 0:
+		return "-"
+	case c.Full():
+		return fmt.Sprintf("all %d", c.Ops)
+	}
+	return fmt.Sprintf("%d/%d · %s", c.ServedOps, c.Ops, FormatPct(c.ServedShare))
 }
 
 // hotLine is one variant's hot-partition verdict in words.

@@ -59,6 +59,13 @@ func (r *renderer) variantFacts(s *side) *table {
 	if v.Interrupted {
 		rows = append(rows, [2]string{"status", "interrupted: figures cover the measured span only"})
 	}
+	if c := v.Coverage; c.Ops > 0 {
+		text := CoverageText(c)
+		if !c.Full() {
+			text += fmt.Sprintf("; not served: %s (%s operations offered, never sent; every figure is of the served operations)", strings.Join(c.UnservedOps, ", "), FormatCount(float64(c.Unserved)))
+		}
+		rows = append(rows, [2]string{"coverage", text})
+	}
 	if len(v.Nodes) > 0 {
 		var parts []string
 		for _, n := range v.Nodes {
@@ -85,7 +92,11 @@ func opsTable(s *side) *table {
 			msCell(l.P50, l.Count), msCell(l.P90, l.Count), msCell(l.P99, l.Count), msCell(l.P999, l.Count), msCell(l.P9999, l.Count), msCell(l.Max, l.Count),
 			msCell(sv.P50, sv.Count), msCell(sv.P99, sv.Count), msCell(sv.P999, sv.Count), msCell(o.Lag.P99, o.Lag.Count)}})
 	}
-	add(v.Totals, "all operations")
+	all := "all operations"
+	if !v.Coverage.Full() {
+		all = "all served operations"
+	}
+	add(v.Totals, all)
 	t.Rows[0].Class = "total"
 	ops := append([]results.OpStats(nil), v.Ops...)
 	sort.SliceStable(ops, func(i, j int) bool {
@@ -95,6 +106,10 @@ func opsTable(s *side) *table {
 		return ops[i].Op < ops[j].Op
 	})
 	for _, o := range ops {
+		if !o.Served() {
+			t.Rows = append(t.Rows, row{Cells: []cell{{Text: o.Op}, {Text: o.Kind}, notServedCell(&o, len(t.Head)-2)}})
+			continue
+		}
 		add(o, o.Op)
 	}
 	if !s.hasLatency() {
@@ -208,6 +223,7 @@ func (r *renderer) pageNotes(pg *page) []string {
 	notes = append(notes,
 		"Latency figures come from the exact cumulative HdrHistograms embedded in summary.json (never averaged percentiles); the time lines from timeseries.jsonl (one point per second). The per-operation interval logs (histograms/*/*.hlog) are not charted here: open them with HdrHistogram's HistogramLogAnalyzer for per-operation time lines.",
 		"Response time counts from each operation's intended start (coordinated-omission corrected); service time from when it was sent; a failed operation counts with the time it took.",
+		"An operation a design does not serve (the design's not_served list, or steps on a database the backend does not drive) is never sent: it is in no latency, rate, error or chart, and shows as coverage (“serves N of M operations, X% of the offered traffic”) and as “not served by this design” in the operation tables. “All operations” figures merge the served operations only.",
 	)
 	for _, run := range r.runs {
 		if run.Hot != nil {

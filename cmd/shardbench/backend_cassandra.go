@@ -14,7 +14,7 @@ import (
 // SHARDBENCH_CASSANDRA_PASSWORD_FILE), never the command line. See docs/cassandra.md.
 func init() {
 	registerReal(realDatabase{
-		name: "cassandra", database: "cassandra", other: "mongo", perVariant: "keyspace",
+		name: "cassandra", database: "cassandra", db: design.Cassandra, other: "mongo", perVariant: "keyspace",
 		has: func(d *design.Design) bool { return d.Cassandra != nil },
 		open: func(ctx context.Context, cfg backend.Config) (realBackend, error) {
 			return cassandra.Open(ctx, cfg)

@@ -14,7 +14,7 @@ import (
 // SHARDBENCH_MONGODB_PASSWORD_FILE), never the command line. See docs/mongodb.md.
 func init() {
 	registerReal(realDatabase{
-		name: "mongo", database: "mongodb", other: "cassandra", perVariant: "database",
+		name: "mongo", database: "mongodb", db: design.MongoDB, other: "cassandra", perVariant: "database",
 		has: func(d *design.Design) bool { return d.MongoDB != nil },
 		open: func(ctx context.Context, cfg backend.Config) (realBackend, error) {
 			return mongo.Open(ctx, cfg)

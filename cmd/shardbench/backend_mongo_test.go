@@ -74,16 +74,20 @@ func TestRunSmokeOnEveryMongoDesign(t *testing.T) {
 		t.Fatalf("server.json: %v", err)
 	}
 	for _, v := range sum.Variants {
-		if v.Totals.Completed < 50 {
-			t.Errorf("%s: only %d operations completed", v.Name, v.Totals.Completed)
+		// seed004 serves only its carts on this backend (about a quarter of the stream).
+		if v.Totals.Completed < 20 || v.Totals.Completed+v.Totals.Unserved < 50 {
+			t.Errorf("%s: only %d operations completed, %d not served", v.Name, v.Totals.Completed, v.Totals.Unserved)
 		}
 		for cls, n := range v.Totals.Errors {
-			// seed004 keeps sessions and views in Cassandra: those steps are not_supported
-			// on the mongo backend, and nothing else may fail.
-			if cls == "not_supported" && v.Name == "seed004" {
-				continue
-			}
 			t.Errorf("%s: %d %s errors, e.g. %v", v.Name, n, cls, v.ErrorExamples[cls])
+		}
+		// seed004 keeps sessions and views in Cassandra: the mongo backend does not serve
+		// them, and says so as coverage, not as errors.
+		if v.Name == "seed004" {
+			st := v.Op("sessions.read")
+			if st == nil || st.Served() || st.Unserved == 0 || !strings.Contains(st.UnservedReason, "runs on cassandra") || v.Coverage.Full() {
+				t.Errorf("seed004 on mongo: sessions.read %+v, coverage %+v", st, v.Coverage)
+			}
 		}
 		notes := strings.Join(v.Notes, "\n")
 		if !strings.Contains(notes, "not a mongos (ferretdb): shard key {") || !strings.Contains(notes, "placement is computed client-side") {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -62,6 +61,7 @@ type realBackend interface {
 // realDatabase describes one real database backend for registerReal.
 type realDatabase struct {
 	name, database string // --backend name; the design section it drives ("cassandra", "mongodb")
+	db             design.Database
 	other          string // the backend to suggest for designs without that section
 	// perVariant is the Describe detail that differs per variant (the keyspace or
 	// database), recorded under "<key>.<variant>".
@@ -73,20 +73,29 @@ type realDatabase struct {
 }
 
 // registerReal registers a real database backend. A scenario comparing designs for both
-// databases (smoke.yaml) still runs on either: the variants whose design has no section
-// for this database are measured as not supported, and say why.
+// databases (smoke.yaml) still runs on either: an operation whose steps run on the other
+// database is not served by this backend (backend.Unserved), and a variant whose design
+// has no section for this database serves none; the results show that as coverage and
+// say why.
 func registerReal(r realDatabase) {
 	registerBackend(r.name, func(ctx context.Context, cfg backend.Config, v *engine.Variant, info *results.BackendInfo) error {
 		if cfg.Plan != nil && !r.has(cfg.Plan.Design) {
-			note := fmt.Sprintf("design %s has no %s section: the %s backend ran none of its operations (all counted not_supported); run it with --backend %s or sim", cfg.Plan.Design.Name, r.database, r.name, r.other)
-			fmt.Fprintf(cfg.Log, "%s: variant %s: %s\n", r.name, v.Name, note)
-			v.Notes = append(v.Notes, note)
-			errMissing := errors.New(note)
+			why := fmt.Sprintf("design %s has no %s section: the %s backend serves none of its operations; run it with --backend %s or sim", cfg.Plan.Design.Name, r.database, r.name, r.other)
+			fmt.Fprintf(cfg.Log, "%s: variant %s: %s\n", r.name, v.Name, why)
+			v.Notes = append(v.Notes, why)
+			v.Unserved = backend.Unserved(cfg.Plan, r.db, r.name)
+			for t := range v.Unserved {
+				if ok, _ := cfg.Plan.Served(t); ok {
+					v.Unserved[t] = why
+				}
+			}
+			errBug := fmt.Errorf("internal error (please report): an operation of design %s was dispatched to the %s backend, which serves none", cfg.Plan.Design.Name, r.name)
 			v.Backend = backend.Func(func(context.Context, *workloads.Op) backend.Outcome {
-				return backend.Outcome{Class: metrics.NotSupported, Err: errMissing}
+				return backend.Outcome{Class: metrics.Client, Err: errBug}
 			})
 			return nil
 		}
+		v.Unserved = backend.Unserved(cfg.Plan, r.db, r.name)
 		b, err := r.open(ctx, cfg)
 		if err != nil {
 			if r.usage(err) {

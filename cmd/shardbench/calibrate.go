@@ -92,6 +92,9 @@ func runCalibrate(ctx context.Context, opts *CalibrateOptions) error {
 	var measured []sim.Measured
 	for _, v := range sum.Variants {
 		for _, op := range v.Ops {
+			if !op.Served() {
+				continue // never sent: nothing measured (sim.Fit also skips what the design does not serve)
+			}
 			measured = append(measured, sim.Measured{Variant: v.Name, Op: op.Op, Count: op.Service.Count,
 				Mean: msDuration(op.Service.Mean), P99: msDuration(op.Service.P99)})
 		}

@@ -300,7 +300,8 @@ func openBackends(ctx context.Context, opts *RunOptions, in *runInput) ([]engine
 	open := backendOpeners[opts.Backend]
 	var out []engine.Variant
 	for i, spec := range in.Variants {
-		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params}
+		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params,
+			Unserved: backend.Unserved(spec.Plan, 0, opts.Backend)}
 		cfg := backend.Config{
 			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
 			VariantIndex: i, Target: opts.Target, Options: in.Scenario.Backends[opts.Backend],

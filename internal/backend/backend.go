@@ -8,6 +8,7 @@ package backend
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -45,10 +46,13 @@ func (Func) Close() error { return nil }
 
 // Virtual is implemented by backends that simulate in virtual time. Simulate pulls every
 // operation from next (in intended-time order) and reports each one's timing to record,
-// grain by grain: every operation completing (dropped: intended) within one VirtualGrain
-// of virtual time before any completing in a later one, in any order within a grain.
-// Intervals of results are whole multiples of the grain, so they come out exactly as
-// if reported in completion order, and a simulator spares itself the sorting.
+// grain by grain: every operation completing (dropped or unserved: intended) within one
+// VirtualGrain of virtual time before any completing in a later one, in any order within
+// a grain. Intervals of results are whole multiples of the grain, so they come out
+// exactly as if reported in completion order, and a simulator spares itself the sorting.
+//
+// An operation the variant does not serve (Unserved) is reported at its intended time
+// with metrics.FlagUnserved and nothing else: never simulated, it takes no client slot.
 type Virtual interface {
 	Simulate(ctx context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error
 	Close() error
@@ -140,4 +144,43 @@ type Config struct {
 	Recreate bool
 	// Log receives progress and warnings meant for the user (stderr); never secrets.
 	Log io.Writer
+}
+
+// Unserved is, by operation type of the plan's model, why a variant does not serve it:
+// the design's not_served reason or, for a backend that drives only one database (db;
+// 0 for one that simulates every database), that a step of the operation runs on
+// another. "" where the operation is served; nil when every one is. The engine never
+// dispatches an unserved operation (engine.Variant.Unserved): it counts it apart, and
+// the results show it as coverage, not as an error.
+//
+// An operation with steps on two databases is unserved by a backend that drives one of
+// them: half an operation is not a measurement of it.
+func Unserved(p *design.Plan, db design.Database, backendName string) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for t := range p.Model.Ops {
+		why := ""
+		if ok, reason := p.Served(t); !ok {
+			why = reason
+			if why == "" {
+				why = "the design does not serve it"
+			}
+		} else if db != 0 {
+			for _, st := range p.Steps(t) {
+				if st.Database != db {
+					why = fmt.Sprintf("step %d runs on %s: the %s backend drives only the design's %s steps (run it with the sim backend, or the backend of that database)", st.Index, st.Database, backendName, db)
+					break
+				}
+			}
+		}
+		if why != "" {
+			if out == nil {
+				out = make([]string, len(p.Model.Ops))
+			}
+			out[t] = why
+		}
+	}
+	return out
 }

@@ -50,7 +50,15 @@ type Variant struct {
 	Notes    []string
 	Backend  backend.Backend
 	Virtual  backend.Virtual
+	// Unserved is, by operation type, why the variant does not serve it ("" where it
+	// does; nil: it serves every one). An unserved operation is never dispatched: it is
+	// counted unserved when it comes due. A Virtual backend decides the same itself
+	// (backend.Virtual); these are the reasons the results give.
+	Unserved []string
 }
+
+// unserved reports whether the variant does not serve operation type t.
+func (v *Variant) unserved(t uint16) bool { return int(t) < len(v.Unserved) && v.Unserved[t] != "" }
 
 // Config is everything one run needs.
 type Config struct {
@@ -269,15 +277,24 @@ func variantResult(cfg *Config, i int, col *metrics.Collector, started time.Time
 	out := results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, StartedAt: started, DurationS: span.Seconds()}
 	total := &metrics.Set{Response: metrics.NewHistogram(), Service: metrics.NewHistogram(), Lag: metrics.NewHistogram()}
 	for op, set := range col.Totals() {
-		if set == nil || set.Scheduled() == 0 {
+		if set == nil || set.Offered() == 0 {
 			continue
 		}
 		st := results.FromSet(cfg.Ops[op].Name, cfg.Ops[op].Kind, set, span.Seconds(), due.Seconds())
-		st.HistogramLog = results.HistogramLogPath(v.Name, cfg.Ops[op].Name)
+		if set.Scheduled() > 0 {
+			st.HistogramLog = results.HistogramLogPath(v.Name, cfg.Ops[op].Name)
+		}
+		if st.Unserved > 0 {
+			st.UnservedReason = "not served by this backend"
+			if v.unserved(uint16(op)) {
+				st.UnservedReason = v.Unserved[op]
+			}
+		}
 		out.Ops = append(out.Ops, st)
-		total.Merge(set)
+		total.Merge(set) // an unserved operation adds its count only
 	}
 	out.Totals = results.FromSet("all", "", total, span.Seconds(), due.Seconds())
+	out.Coverage = results.CoverageOf(out.Ops)
 	return out
 }
 
@@ -307,7 +324,7 @@ func progressSink(cfg *Config, i int, virtual bool, sink metrics.Sink) metrics.S
 			Late: late, Dropped: dropped, InFlight: iv.InFlight,
 		}
 		if secs > 0 {
-			p.TargetRate = tl.Expected(iv.Start, iv.End) / secs
+			p.TargetRate = results.ServedTarget(tl.Expected(iv.Start, iv.End), a.Unserved) / secs
 			p.AchievedRate = float64(a.Completed) / secs
 			p.ErrorsPerSec = float64(a.ErrorCount()) / secs
 		}

@@ -109,7 +109,15 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 
 	events := startEvents(ctx, sc.Events, v, origin)
 
+	if v.Unserved != nil {
+		sw := newWaiter(origin, cfg.SpinBelow, ctx.Done())
+		defer sw.stop()
+		src = &servedSource{src: src, v: v, rec: dispatchRec, w: sw}
+	}
 	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, cfg.SpinBelow)
+	if stopReason == "" && ctx.Err() != nil {
+		stopReason = "interrupted" // while servedSource waited for an unserved operation
+	}
 	close(ch)
 	due := min(time.Since(origin), cfg.Schedule.Duration())
 
@@ -190,6 +198,30 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 			ex.note(out)
 		}
 	}
+}
+
+// servedSource yields the operations the variant serves. One it does not serve is never
+// dispatched and takes no worker: it is counted unserved when it comes due (waited for as
+// the dispatcher waits, so it falls in its own interval and an interrupt before it is due
+// leaves it uncounted, as a dispatched one would be).
+type servedSource struct {
+	src Source
+	v   *Variant
+	rec *metrics.Recorder
+	w   *waiter
+}
+
+func (s *servedSource) Next(op *workloads.Op) bool {
+	for s.src.Next(op) {
+		if !s.v.unserved(op.Type) {
+			return true
+		}
+		if !s.w.until(op.Intended) {
+			return false
+		}
+		s.rec.Record(metrics.Sample{Intended: int64(op.Intended), Start: int64(op.Intended), End: int64(op.Intended), Op: op.Type, Flags: metrics.FlagUnserved})
+	}
+	return false
 }
 
 // dispatch releases operations at their intended times. It returns why it stopped early

@@ -31,22 +31,34 @@ func CompareBaseline(cur, old *Run, o BaselineOptions) []results.GateCheck {
 				fmt.Sprintf("variant %s is in the baseline but not in these results (variants: %s)", ov.Name, joinNames(variantNames(cur.Summary)))))
 			continue
 		}
-		pairs := [][2]*results.OpStats{{&nv.Totals, &ov.Totals}}
+		nt, ot, err := comparableTotals(nv, ov)
+		if err != nil {
+			out = append(out, baseCheck(nv.Name, "all", "response", results.GateFail, err.Error()))
+			continue
+		}
+		pairs := [][2]*results.OpStats{{nt, ot}}
 		for j := range ov.Ops {
 			oo := &ov.Ops[j]
 			no := nv.Op(oo.Op)
-			if no == nil {
+			switch {
+			case no == nil:
 				out = append(out, baseCheck(ov.Name, oo.Op, "operation", results.GateFail,
 					fmt.Sprintf("operation %s is in the baseline but was not recorded in these results", oo.Op)))
-				continue
-			}
-			pairs = append(pairs, [2]*results.OpStats{no, oo})
+			case oo.Served() && !no.Served():
+				out = append(out, baseCheck(ov.Name, oo.Op, "coverage", results.GateFail,
+					fmt.Sprintf("served in the baseline, not served in these results: %s", no.UnservedReason)))
+			case !oo.Served() && no.Served():
+				out = append(out, baseCheck(ov.Name, oo.Op, "coverage", results.GateSkip,
+					fmt.Sprintf("no baseline: the baseline's design did not serve it (%s)", oo.UnservedReason)))
+			case oo.Served():
+				pairs = append(pairs, [2]*results.OpStats{no, oo})
+			} // served by neither: nothing to compare
 		}
 		for _, p := range pairs {
 			out = append(out, compareOp(cur, old, nv.Name, p[0], p[1], o)...)
 		}
 		for j := range nv.Ops {
-			if ov.Op(nv.Ops[j].Op) == nil {
+			if ov.Op(nv.Ops[j].Op) == nil && nv.Ops[j].Served() {
 				out = append(out, baseCheck(nv.Name, nv.Ops[j].Op, "operation", results.GateSkip, "no baseline: the operation is not in the baseline run"))
 			}
 		}
@@ -58,6 +70,41 @@ func CompareBaseline(cur, old *Run, o BaselineOptions) []results.GateCheck {
 		}
 	}
 	return out
+}
+
+// comparableTotals are the totals of a variant in both runs over the same operations:
+// the totals themselves when both runs served the same ones, else the operations both
+// served, merged exactly from their histograms (named for what they hold).
+func comparableTotals(nv, ov *results.Variant) (*results.OpStats, *results.OpStats, error) {
+	var both []string
+	same := true
+	for i := range nv.Ops {
+		no := &nv.Ops[i]
+		oo := ov.Op(no.Op)
+		if no.Served() && oo != nil && oo.Served() {
+			both = append(both, no.Op)
+		} else if no.Served() || (oo != nil && oo.Served()) {
+			same = false
+		}
+	}
+	for i := range ov.Ops {
+		if ov.Ops[i].Served() && nv.Op(ov.Ops[i].Op) == nil {
+			same = false
+		}
+	}
+	if same {
+		return &nv.Totals, &ov.Totals, nil
+	}
+	name := "all served by both"
+	nt, err := results.MergeOps(nv, name, both)
+	if err != nil {
+		return nil, nil, err
+	}
+	ot, err := results.MergeOps(ov, name, both)
+	if err != nil {
+		return nil, nil, fmt.Errorf("baseline: %w", err)
+	}
+	return &nt, &ot, nil
 }
 
 func joinNames(s []string) string {

@@ -168,13 +168,60 @@ func evalOpRule(r *Rule, run *Run, v *results.Variant, base results.GateCheck) [
 		return []results.GateCheck{absent(c, fmt.Sprintf("operation %q was not recorded in variant %s%s", r.Target, v.Name, suggestName(r.Target, opNames(v))))}
 	}
 	var out []results.GateCheck
+	var unserved []string // matched by a pattern, not served by the variant
 	for _, st := range ops {
 		c := base
 		c.Variant, c.Subject = v.Name, st.Op
 		c.Name = ruleName(r, v.Name, st.Op)
-		out = append(out, evalOp(r, run, v, st, c))
+		switch {
+		case st.Served() || r.Metric.Name == "served_share":
+			out = append(out, evalOp(r, run, v, st, c))
+		case IsPattern(r.Target):
+			unserved = append(unserved, st.Op)
+		default:
+			out = append(out, notServed(c, v, st))
+		}
+	}
+	if len(out) == 0 && len(unserved) > 0 {
+		// A pattern judges the operations the variant serves; matching none of them, the
+		// rule is not judged on this variant.
+		c := base
+		c.Variant, c.Name = v.Name, ruleName(r, v.Name, r.Target)
+		c.Status, c.ValueText = results.GateSkip, "not served"
+		c.Detail = fmt.Sprintf("pattern %q matches only operations this design does not serve: %s", r.Target, strings.Join(unserved, ", "))
+		out = append(out, c)
 	}
 	return out
+}
+
+// notServed is the check of a rule on an operation the variant does not serve: not a
+// measurement, so not judged (SKIP, which --strict fails), with the design's reason.
+func notServed(c results.GateCheck, v *results.Variant, st *results.OpStats) results.GateCheck {
+	c.Status, c.ValueText = results.GateSkip, "not served"
+	c.Detail = fmt.Sprintf("not served by this design (%s operations offered, none sent): %s", groupInt(st.Unserved), st.UnservedReason)
+	return c
+}
+
+// servedOnly says, for a rule on a variant's totals, that they hold the served
+// operations only when the variant does not serve every one.
+func servedOnly(v *results.Variant, st *results.OpStats) string {
+	if st != &v.Totals || v.Coverage.Full() {
+		return ""
+	}
+	c := v.Coverage
+	return fmt.Sprintf("served operations only: this design serves %d of %d operations, %s of the offered traffic (not served: %s)",
+		c.ServedOps, c.Ops, formatValue(UnitRatio, c.ServedShare), strings.Join(c.UnservedOps, ", "))
+}
+
+// withDetail joins two parts of a check's detail.
+func withDetail(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 func evalOp(r *Rule, run *Run, v *results.Variant, st *results.OpStats, c results.GateCheck) results.GateCheck {
@@ -212,6 +259,8 @@ func evalOp(r *Rule, run *Run, v *results.Variant, st *results.OpStats, c result
 		val = float64(st.Completed)
 	case "scheduled":
 		val = float64(st.Scheduled)
+	case "served_share":
+		val, ok = servedShare(v, st)
 	default:
 		if m.Class != "" {
 			val, ok = share(st.Errors[m.Class])
@@ -220,7 +269,23 @@ func evalOp(r *Rule, run *Run, v *results.Variant, st *results.OpStats, c result
 	if !ok {
 		return absent(c, fmt.Sprintf("%s has no scheduled operations in variant %s", st.Op, v.Name))
 	}
-	return judge(r, c, val, "")
+	if m.Name == "served_share" {
+		return judge(r, c, val, "")
+	}
+	return judge(r, c, val, servedOnly(v, st))
+}
+
+// servedShare is the share of the offered operations the variant served: of every
+// operation for its totals, of one operation's (1 or 0) for that operation.
+func servedShare(v *results.Variant, st *results.OpStats) (float64, bool) {
+	if st == &v.Totals {
+		return v.Coverage.ServedShare, v.Coverage.Offered > 0
+	}
+	offered := st.Scheduled + st.Unserved
+	if offered == 0 {
+		return 0, false
+	}
+	return float64(st.Scheduled) / float64(offered), true
 }
 
 // judge compares a value (in the rule's unit) with the threshold.
@@ -276,7 +341,7 @@ func evalLatency(r *Rule, run *Run, v *results.Variant, st *results.OpStats, c r
 			return smallSample(r, c, h, val, needN)
 		}
 	}
-	return judge(r, c, val, fmt.Sprintf("%s values", groupInt(n)))
+	return judge(r, c, val, withDetail(fmt.Sprintf("%s values", groupInt(n)), servedOnly(v, st)))
 }
 
 // smallSample handles a percentile rule on fewer values than the percentile needs: it

@@ -20,6 +20,8 @@ type opSpec struct {
 	target    float64 // target rate
 	spanS     float64
 	scheduleS float64
+	unserved  int64  // offered but not served by the variant (values must be empty)
+	reason    string // why
 }
 
 // opStats builds an operation's stats exactly as the engine does (FromSet).
@@ -38,6 +40,7 @@ func opStats(t testing.TB, s opSpec) results.OpStats {
 	set.OK = set.Completed - s.errors
 	set.Dropped = s.dropped
 	set.Late = s.late
+	set.Unserved = s.unserved
 	span, sched := s.spanS, s.scheduleS
 	if span == 0 {
 		span = 10
@@ -45,7 +48,9 @@ func opStats(t testing.TB, s opSpec) results.OpStats {
 	if sched == 0 {
 		sched = 10
 	}
-	return results.FromSet(s.name, "read", set, span, sched)
+	st := results.FromSet(s.name, "read", set, span, sched)
+	st.UnservedReason = s.reason
+	return st
 }
 
 // memRun is a run with one or more variants built from specs.
@@ -65,6 +70,7 @@ func memRun(t testing.TB, variants map[string][]opSpec, order ...string) *Run {
 			total.Merge(set)
 		}
 		v.Totals = results.FromSet("all", "", total, 10, 10)
+		v.Coverage = results.CoverageOf(v.Ops)
 		sum.Variants = append(sum.Variants, v)
 	}
 	return &Run{Dir: "mem", Summary: sum}

@@ -90,6 +90,7 @@ var opMetrics = map[string]string{
 	"abandoned_share": UnitRatio,
 	"count":           UnitCount,
 	"scheduled":       UnitCount,
+	"served_share":    UnitRatio,
 }
 
 var tableMetrics = map[string]string{

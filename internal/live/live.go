@@ -14,6 +14,8 @@
 //	shardbench_operations_dropped_total       never started (pool full with on_full: drop, interrupt)
 //	shardbench_operations_late_total          started more than load.late_after after the intended time
 //	shardbench_operations_abandoned_total     still running at the drain timeout
+//	shardbench_operations_unserved_total      offered, but the variant's design does not serve them:
+//	                                          never dispatched, in no histogram (coverage, not errors)
 //	shardbench_response_seconds               histogram: end − intended start
 //	shardbench_service_seconds                histogram: end − actual start
 //	shardbench_schedule_lag_seconds           histogram: actual start − intended start
@@ -146,7 +148,7 @@ func (r *Registry) Observe(vi int, expected float64, iv *metrics.Interval) {
 		v.targetRate = expected / secs
 	}
 	for op, set := range iv.Ops {
-		if set == nil || set.Scheduled() == 0 || op >= len(v.ops) {
+		if set == nil || set.Offered() == 0 || op >= len(v.ops) {
 			continue
 		}
 		s := v.ops[op]

@@ -36,6 +36,8 @@ func feed(t *testing.T, reg *Registry, vi int, nOps int, seed uint64) []*metrics
 			at := int64(sec)*int64(time.Second) + int64(i)*int64(time.Millisecond)/2
 			s := metrics.Sample{Intended: at, Op: uint16(r.IntN(nOps))}
 			switch x := r.IntN(100); {
+			case x < 2 && s.Op == 0:
+				s.Flags = metrics.FlagUnserved
 			case x < 3:
 				s.Flags = metrics.FlagDropped
 			case x < 4:
@@ -151,6 +153,7 @@ func checkAgainst(t *testing.T, fams map[string]*dto.MetricFamily, variant strin
 		for name, want := range map[string]int64{
 			"shardbench_operations_scheduled": c.Scheduled(), "shardbench_operations_dropped": c.Dropped,
 			"shardbench_operations_late": c.Late, "shardbench_operations_abandoned": c.Abandoned,
+			"shardbench_operations_unserved": c.Unserved,
 		} {
 			if got := find(t, fams, counterName(name), l...).GetCounter().GetValue(); got != float64(want) {
 				t.Errorf("%s %v = %v, want %d", name, l, got, want)

@@ -14,6 +14,9 @@ type Counters struct {
 	Dropped   int64
 	Abandoned int64
 	Errors    [NumClasses]int64 // by class; Errors[OK] is unused
+	// Unserved operations were offered but the variant does not serve them: never
+	// dispatched, in no histogram, and not part of Scheduled (nor of any rate built on it).
+	Unserved int64
 }
 
 // Add adds other into c.
@@ -23,6 +26,7 @@ func (c *Counters) Add(o *Counters) {
 	c.Late += o.Late
 	c.Dropped += o.Dropped
 	c.Abandoned += o.Abandoned
+	c.Unserved += o.Unserved
 	for i := range c.Errors {
 		c.Errors[i] += o.Errors[i]
 	}
@@ -37,8 +41,12 @@ func (c *Counters) ErrorCount() int64 {
 	return n
 }
 
-// Scheduled is every operation whose intended time came: completed, dropped or abandoned.
+// Scheduled is every served operation whose intended time came: completed, dropped or
+// abandoned. Unserved operations are not in it.
 func (c *Counters) Scheduled() int64 { return c.Completed + c.Dropped + c.Abandoned }
+
+// Offered is every operation whose intended time came, served or not.
+func (c *Counters) Offered() int64 { return c.Scheduled() + c.Unserved }
 
 // Set is the three histograms and the counters of one operation type.
 type Set struct {
@@ -123,8 +131,8 @@ func (s *IntervalSet) mergeInto(c *Set) {
 // Interval is what was measured in [Start, End).
 type Interval struct {
 	Start, End time.Duration
-	Ops        []*IntervalSet // by operation index; nil (or empty: Scheduled() == 0) where none ran
-	All        *IntervalSet   // every operation merged
+	Ops        []*IntervalSet // by operation index; nil (or empty: Offered() == 0) where none came
+	All        *IntervalSet   // every operation merged (unserved ones only in its Unserved count)
 	InFlight   int64          // operations in flight at End (real-time runs)
 }
 
@@ -179,6 +187,9 @@ func (c *Collector) add(s *Sample) {
 		c.cur[s.Op] = set
 	}
 	switch {
+	case s.Flags&FlagUnserved != 0:
+		set.Unserved++
+		return
 	case s.Flags&FlagDropped != 0:
 		set.Dropped++
 		return
@@ -211,11 +222,11 @@ func (c *Collector) add(s *Sample) {
 
 // AddVirtual records one sample of a virtual-time run, closing every interval that ends
 // at or before the sample's time first. Samples must come in nondecreasing time order
-// (completion time, or intended time for dropped operations), as a discrete-event
+// (completion time, or intended time for dropped and unserved operations), as a discrete-event
 // simulation produces them.
 func (c *Collector) AddVirtual(s *Sample) {
 	at := time.Duration(s.End)
-	if s.Flags&(FlagDropped) != 0 {
+	if s.Flags&(FlagDropped|FlagUnserved) != 0 {
 		at = time.Duration(s.Intended)
 	}
 	for at >= c.start+c.tick {

@@ -48,6 +48,10 @@ const (
 	FlagLate      = 1 << iota // started more than late_after after its intended time
 	FlagDropped               // never started (pool full with on_full: drop, or interrupted)
 	FlagAbandoned             // started but never completed before the drain timeout
+	// FlagUnserved: the variant does not serve the operation (its design has no mapping
+	// for it, or its steps run on a database this backend does not drive). It was never
+	// dispatched: it is counted apart, at its intended time, and has no timing.
+	FlagUnserved
 )
 
 // Sample is the record of one operation. Times are nanoseconds since the variant's run

@@ -114,3 +114,33 @@ func BenchmarkCollectorAdd(b *testing.B) {
 		c.Add(batch)
 	}
 }
+
+// An unserved sample is counted apart: in no histogram, not scheduled, not completed,
+// not an error; it falls in the interval of its intended time and in "all" by count only.
+func TestUnservedCountedApart(t *testing.T) {
+	var ivs []Interval
+	c := NewCollector(2, time.Millisecond, time.Second, func(iv *Interval) error {
+		cp := *iv
+		cp.All = &IntervalSet{Counters: iv.All.Counters}
+		ivs = append(ivs, cp)
+		return nil
+	})
+	served := Sample{Intended: int64(200 * time.Millisecond), Start: int64(200 * time.Millisecond), End: int64(205 * time.Millisecond), Op: 0}
+	c.AddVirtual(&served)
+	for _, at := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond} {
+		s := Sample{Intended: int64(at), Start: int64(at), End: int64(at), Op: 1, Flags: FlagUnserved}
+		c.AddVirtual(&s)
+	}
+	c.Flush(2*time.Second, 0)
+	if len(ivs) != 2 || ivs[0].All.Unserved != 1 || ivs[1].All.Unserved != 1 || ivs[0].All.Completed != 1 || ivs[1].All.Completed != 0 {
+		t.Fatalf("intervals: %+v", ivs)
+	}
+	tot := c.Totals()
+	u := tot[1]
+	if u.Unserved != 2 || u.Scheduled() != 0 || u.Offered() != 2 || u.Completed != 0 || u.ErrorCount() != 0 || u.Response.TotalCount() != 0 || u.Service.TotalCount() != 0 || u.Lag.TotalCount() != 0 {
+		t.Errorf("unserved set: %+v", u.Counters)
+	}
+	if s := tot[0]; s.Completed != 1 || s.Response.TotalCount() != 1 || s.Unserved != 0 {
+		t.Errorf("served set: %+v", s.Counters)
+	}
+}

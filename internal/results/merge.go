@@ -131,16 +131,6 @@ func addSet(s, o *metrics.Set) error {
 	return nil
 }
 
-// dueSeconds recovers the schedule span a variant's target rates were computed over.
-func dueSeconds(v *Variant) float64 {
-	for _, st := range append([]OpStats{v.Totals}, v.Ops...) {
-		if st.TargetRate > 0 && st.Scheduled > 0 {
-			return float64(st.Scheduled) / st.TargetRate
-		}
-	}
-	return 0
-}
-
 func (m *merger) summary() (*Summary, error) {
 	first := m.ins[0].sum
 	sum := &Summary{
@@ -228,6 +218,7 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 	var span, due float64
 	var opOrder []string
 	opKind := map[string]string{}
+	opReason := map[string]string{} // why an input did not serve the operation
 	opSets := map[string]*metrics.Set{}
 	total := newSet()
 	nodes := map[string]int64{}
@@ -273,6 +264,12 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 				opOrder = append(opOrder, st.Op)
 				opKind[st.Op] = st.Kind
 			}
+			if st.UnservedReason != "" && opReason[st.Op] == "" {
+				opReason[st.Op] = st.UnservedReason
+			}
+			if ok && (acc.Scheduled() > 0) != st.Served() {
+				out.Notes = appendUnique(out.Notes, fmt.Sprintf("merged inputs disagree on whether this variant serves %s: figures are of the inputs that served it", st.Op))
+			}
 			if err := addSet(acc, set); err != nil {
 				return out, fmt.Errorf("%s: %w", st.Op, err)
 			}
@@ -292,10 +289,16 @@ func mergeVariant(vs []*Variant, inputs int) (Variant, error) {
 	out.DurationS = span
 	for _, op := range opOrder {
 		st := FromSet(op, opKind[op], opSets[op], span, due)
-		st.HistogramLog = HistogramLogPath(out.Name, op)
+		if st.Unserved > 0 {
+			st.UnservedReason = opReason[op]
+		}
+		if st.Scheduled > 0 {
+			st.HistogramLog = HistogramLogPath(out.Name, op)
+		}
 		out.Ops = append(out.Ops, st)
 	}
 	out.Totals = FromSet("all", "", total, span, due)
+	out.Coverage = CoverageOf(out.Ops)
 	for _, n := range nodeOrder {
 		out.Nodes = append(out.Nodes, NodeCount{Node: n, Ops: nodes[n]})
 	}
@@ -430,7 +433,7 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 				cp := p
 				cp.Errors = nil
 				a = &cp
-				a.Completed, a.OK, a.Late, a.Dropped, a.Abandoned, a.InFlight = 0, 0, 0, 0, 0, 0
+				a.Completed, a.OK, a.Late, a.Dropped, a.Abandoned, a.Unserved, a.InFlight = 0, 0, 0, 0, 0, 0, 0
 				a.TargetRate, a.AchievedRate = 0, 0
 				agg[k] = a
 				keys = append(keys, k)
@@ -443,6 +446,7 @@ func (m *merger) timeseries(dir *Dir, sum *Summary) error {
 			a.Late += p.Late
 			a.Dropped += p.Dropped
 			a.Abandoned += p.Abandoned
+			a.Unserved += p.Unserved
 			a.InFlight += p.InFlight
 			for c, n := range p.Errors {
 				if a.Errors == nil {

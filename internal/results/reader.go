@@ -14,8 +14,34 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Read loads summary.json from a results directory.
+// Read loads summary.json from a results directory. A summary of an older version is
+// converted to this one (convert.go), and every variant's Coverage is recomputed from its
+// operations.
 func Read(dir string) (*Summary, error) {
+	s, _, err := read(dir)
+	return s, err
+}
+
+// read is Read, also telling which variants a conversion changed.
+func read(dir string) (*Summary, map[string]bool, error) {
+	s, err := readRaw(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var changed map[string]bool
+	if s.Version < 2 {
+		if changed, err = convertV1(s); err != nil {
+			return nil, nil, fmt.Errorf("%s: converting version 1: %w", filepath.Join(dir, SummaryFile), err)
+		}
+	}
+	for i := range s.Variants {
+		s.Variants[i].Coverage = CoverageOf(s.Variants[i].Ops)
+	}
+	return s, changed, nil
+}
+
+// readRaw loads summary.json as written.
+func readRaw(dir string) (*Summary, error) {
 	path := filepath.Join(dir, SummaryFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -38,8 +64,38 @@ func Read(dir string) (*Summary, error) {
 }
 
 // ReadTimeseries loads timeseries.jsonl. A torn last line (a run killed mid-write) is
-// ignored; any other bad line is an error naming its line number.
+// ignored; any other bad line is an error naming its line number. The points of a
+// version-1 directory are converted as its summary is (convert.go).
 func ReadTimeseries(dir string) ([]Point, error) {
+	pts, err := readPoints(dir)
+	if err != nil || len(pts) == 0 || summaryVersion(dir) >= 2 {
+		return pts, err
+	}
+	s, changed, err := read(dir)
+	if err != nil || len(changed) == 0 {
+		return pts, nil // a summary that does not read leaves the points as written
+	}
+	return pts, convertPointsV1(dir, s, changed, pts)
+}
+
+// summaryVersion is the version of the directory's summary.json (Version when it has
+// none that reads: nothing to convert).
+func summaryVersion(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		return Version
+	}
+	var h struct {
+		Schema  string `json:"schema"`
+		Version int    `json:"version"`
+	}
+	if json.Unmarshal(b, &h) != nil || h.Schema != Schema {
+		return Version
+	}
+	return h.Version
+}
+
+func readPoints(dir string) ([]Point, error) {
 	path := filepath.Join(dir, TimeseriesFile)
 	f, err := os.Open(path)
 	if err != nil {

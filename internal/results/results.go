@@ -16,9 +16,15 @@ import (
 )
 
 // Schema identifies the summary format; Version changes when a reader would misread it.
+//
+// Version 2 counts operations a variant does not serve apart (OpStats.Unserved and
+// UnservedReason, Variant.Coverage, Point.Unserved): they are in no histogram, count, rate
+// or percentile of the served operations, and "all" (Totals) merges served operations
+// only. Version 1 recorded them as completed not_supported errors of zero latency; Read
+// converts such a directory on the fly (convert.go), and so does ReadTimeseries.
 const (
 	Schema  = "shardbench/summary"
-	Version = 1
+	Version = 2
 )
 
 // File names inside a results directory.
@@ -129,8 +135,13 @@ type Variant struct {
 	Interrupted bool    `json:"interrupted,omitempty"`
 	// Client is the harness's CPU during this variant (real-time variants).
 	Client *ClientCost `json:"client,omitempty"`
-	Totals OpStats     `json:"totals"`
-	Ops    []OpStats   `json:"ops"`
+	// Totals is every served operation merged: an operation the variant does not serve
+	// adds only to Totals.Unserved.
+	Totals OpStats   `json:"totals"`
+	Ops    []OpStats `json:"ops"`
+	// Coverage is how much of the offered stream the variant serves (from Ops; Read
+	// recomputes it).
+	Coverage Coverage `json:"coverage"`
 	// ErrorExamples holds the first messages seen per error class (credentials redacted).
 	ErrorExamples map[string][]string `json:"error_examples,omitempty"`
 	// Nodes is per-node (or per-shard) operation counts as the client saw them.
@@ -148,11 +159,33 @@ type NodeCount struct {
 	Ops  int64  `json:"ops"`
 }
 
-// OpStats is one operation type's results (or all of a variant's, in Totals).
+// Coverage is how much of the offered operation stream a variant serves: "serves
+// ServedOps of Ops operations, ServedShare of the offered traffic".
+type Coverage struct {
+	Ops         int      `json:"ops"`          // operation types the stream offered
+	ServedOps   int      `json:"served_ops"`   // of which the variant serves
+	Offered     int64    `json:"offered"`      // operations whose intended time came
+	Unserved    int64    `json:"unserved"`     // of which the variant does not serve
+	ServedShare float64  `json:"served_share"` // (Offered − Unserved) / Offered; 0 when nothing was offered
+	UnservedOps []string `json:"unserved_ops,omitempty"`
+}
+
+// Full reports whether the variant serves every operation it was offered.
+func (c Coverage) Full() bool { return c.ServedOps == c.Ops }
+
+// OpStats is one operation type's results (or all of a variant's served ones, in Totals).
 type OpStats struct {
 	Op   string `json:"op"`
 	Kind string `json:"kind,omitempty"` // read | write
-	// Scheduled = Completed + Dropped + Abandoned: every operation whose intended time came.
+	// Unserved operations were offered but the variant does not serve them (its design
+	// has no mapping for the operation, or the backend does not drive the database its
+	// steps run on): never dispatched, counted here only. UnservedReason says why (the
+	// design's not_served reason). An operation the variant does not serve has every other
+	// count zero and no latency.
+	Unserved       int64  `json:"unserved,omitempty"`
+	UnservedReason string `json:"unserved_reason,omitempty"`
+	// Scheduled = Completed + Dropped + Abandoned: every served operation whose intended
+	// time came.
 	Scheduled int64            `json:"scheduled"`
 	Completed int64            `json:"completed"`
 	OK        int64            `json:"ok"`
@@ -202,14 +235,17 @@ type Point struct {
 	Late         int64            `json:"late"`
 	Dropped      int64            `json:"dropped"`
 	Abandoned    int64            `json:"abandoned,omitempty"`
-	InFlight     int64            `json:"in_flight"`
-	P50          float64          `json:"p50_ms"`
-	P90          float64          `json:"p90_ms"`
-	P99          float64          `json:"p99_ms"`
-	P999         float64          `json:"p99_9_ms"`
-	Max          float64          `json:"max_ms"`
-	ServiceP99   float64          `json:"service_p99_ms"`
-	LagP99       float64          `json:"lag_p99_ms"`
+	// Unserved operations came due in the interval but the variant does not serve them;
+	// TargetRate leaves them out, as every other figure of the point does.
+	Unserved   int64   `json:"unserved,omitempty"`
+	InFlight   int64   `json:"in_flight"`
+	P50        float64 `json:"p50_ms"`
+	P90        float64 `json:"p90_ms"`
+	P99        float64 `json:"p99_ms"`
+	P999       float64 `json:"p99_9_ms"`
+	Max        float64 `json:"max_ms"`
+	ServiceP99 float64 `json:"service_p99_ms"`
+	LagP99     float64 `json:"lag_p99_ms"`
 }
 
 // Variant returns the variant with the given name, or nil.
@@ -221,6 +257,10 @@ func (s *Summary) Variant(name string) *Variant {
 	}
 	return nil
 }
+
+// Served reports whether the variant served the operation (measured it). An operation
+// is served or not as a whole; a merge of runs that disagree keeps what was measured.
+func (s *OpStats) Served() bool { return s.Scheduled > 0 || s.Unserved == 0 }
 
 // Op returns the stats of one operation, or nil.
 func (v *Variant) Op(name string) *OpStats {

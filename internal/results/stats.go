@@ -68,7 +68,7 @@ func FromSet(op, kind string, set *metrics.Set, spanS, scheduleS float64) OpStat
 	}
 	c := &set.Counters
 	s.Scheduled, s.Completed, s.OK = c.Scheduled(), c.Completed, c.OK
-	s.Late, s.Dropped, s.Abandoned = c.Late, c.Dropped, c.Abandoned
+	s.Late, s.Dropped, s.Abandoned, s.Unserved = c.Late, c.Dropped, c.Abandoned, c.Unserved
 	s.Errors = ErrorMap(c)
 	if s.Scheduled > 0 {
 		s.ErrorRate = float64(c.ErrorCount()+c.Dropped+c.Abandoned) / float64(s.Scheduled)
@@ -114,7 +114,7 @@ func (s *OpStats) ToSet() (*metrics.Set, error) {
 		return nil, fmt.Errorf("%s lag: %w", s.Op, err)
 	}
 	c := &set.Counters
-	c.Completed, c.OK, c.Late, c.Dropped, c.Abandoned = s.Completed, s.OK, s.Late, s.Dropped, s.Abandoned
+	c.Completed, c.OK, c.Late, c.Dropped, c.Abandoned, c.Unserved = s.Completed, s.OK, s.Late, s.Dropped, s.Abandoned, s.Unserved
 	for name, n := range s.Errors {
 		cl, ok := metrics.ParseClass(name)
 		if !ok {
@@ -133,4 +133,56 @@ func SortedErrorClasses(m map[string]int64) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// CoverageOf is how much of the offered stream a variant with these operations serves.
+func CoverageOf(ops []OpStats) Coverage {
+	var c Coverage
+	for i := range ops {
+		o := &ops[i]
+		if o.Scheduled+o.Unserved == 0 {
+			continue
+		}
+		c.Ops++
+		c.Offered += o.Scheduled + o.Unserved
+		c.Unserved += o.Unserved
+		if o.Served() {
+			c.ServedOps++
+		} else {
+			c.UnservedOps = append(c.UnservedOps, o.Op)
+		}
+	}
+	if c.Offered > 0 {
+		c.ServedShare = float64(c.Offered-c.Unserved) / float64(c.Offered)
+	}
+	return c
+}
+
+// MergeOps is the named operations of v merged into one OpStats called name, exactly
+// (from their embedded histograms), with rates over the variant's spans: what Totals
+// would be if v had run only those operations.
+func MergeOps(v *Variant, name string, ops []string) (OpStats, error) {
+	total := &metrics.Set{Response: metrics.NewHistogram(), Service: metrics.NewHistogram(), Lag: metrics.NewHistogram()}
+	for _, op := range ops {
+		st := v.Op(op)
+		if st == nil {
+			continue
+		}
+		set, err := st.ToSet()
+		if err != nil {
+			return OpStats{}, fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+		total.Merge(set)
+	}
+	return FromSet(name, "", total, v.DurationS, dueSeconds(v)), nil
+}
+
+// dueSeconds recovers the schedule span a variant's target rates were computed over.
+func dueSeconds(v *Variant) float64 {
+	for _, st := range append([]OpStats{v.Totals}, v.Ops...) {
+		if st.TargetRate > 0 && st.Scheduled > 0 {
+			return float64(st.Scheduled) / st.TargetRate
+		}
+	}
+	return 0
 }

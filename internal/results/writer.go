@@ -214,8 +214,14 @@ func (w *VariantWriter) log(op int) (*hlogFile, error) {
 	return w.logs[op], nil
 }
 
-// Sink writes one interval: a line per histogram in each active operation's log, and a
-// time-series point.
+// ServedTarget is the operations a variant was due to serve in an interval: the
+// schedule's expected count less the operations that came due but are not served.
+func ServedTarget(expected float64, unserved int64) float64 {
+	return max(expected-float64(unserved), 0)
+}
+
+// Sink writes one interval: a line per histogram in each active operation's log (an
+// operation the variant does not serve has no log), and a time-series point.
 func (w *VariantWriter) Sink(iv *metrics.Interval) error {
 	startMs, endMs := iv.Start.Milliseconds(), iv.End.Milliseconds()
 	for i, set := range iv.Ops {
@@ -268,6 +274,7 @@ func (w *VariantWriter) point(iv *metrics.Interval) *Point {
 		Late:      a.Late,
 		Dropped:   a.Dropped,
 		Abandoned: a.Abandoned,
+		Unserved:  a.Unserved,
 		InFlight:  iv.InFlight,
 	}
 	if w.timeline.Phase != nil {
@@ -276,7 +283,7 @@ func (w *VariantWriter) point(iv *metrics.Interval) *Point {
 	if secs > 0 {
 		p.AchievedRate = float64(a.Completed) / secs
 		if w.timeline.Expected != nil {
-			p.TargetRate = w.timeline.Expected(iv.Start, iv.End) / secs
+			p.TargetRate = ServedTarget(w.timeline.Expected(iv.Start, iv.End), a.Unserved) / secs
 		}
 	}
 	if a.Response.TotalCount() > 0 {

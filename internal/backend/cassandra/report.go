@@ -127,7 +127,7 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 		}
 	}
 	if n := b.foreign.Load(); n > 0 {
-		v.Notes = append(v.Notes, fmt.Sprintf("%d operation(s) have steps on another database (MongoDB): counted not_supported by the cassandra backend", n))
+		v.Notes = append(v.Notes, fmt.Sprintf("internal error (please report): %d operation(s) with steps on another database (MongoDB) reached the cassandra backend and were counted as client errors", n))
 	}
 	for _, c := range coords {
 		v.Nodes = append(v.Nodes, results.NodeCount{Node: c.Node, Ops: c.Requests})

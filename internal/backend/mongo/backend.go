@@ -326,7 +326,7 @@ func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome
 		a := &acc[i]
 		if a.Step.Database != design.MongoDB {
 			b.foreign.Add(1)
-			return backend.Outcome{Class: metrics.NotSupported, Err: fmt.Errorf("%s step %d runs on %s: the mongo backend runs only the design's MongoDB steps", a.Step.Op, a.Step.Index, a.Step.Database)}
+			return backend.Outcome{Class: metrics.Client, Err: fmt.Errorf("internal error (please report): %s step %d runs on %s, yet the mongo backend was given the operation (the engine does not dispatch what a backend does not serve)", a.Step.Op, a.Step.Index, a.Step.Database)}
 		}
 		if b.routing != nil {
 			b.routing.attribute(a, op)

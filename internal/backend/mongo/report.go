@@ -114,7 +114,7 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 		}
 	}
 	if n := b.foreign.Load(); n > 0 {
-		v.Notes = append(v.Notes, fmt.Sprintf("%d operation(s) have steps on another database (Cassandra): counted not_supported by the mongo backend", n))
+		v.Notes = append(v.Notes, fmt.Sprintf("internal error (please report): %d operation(s) with steps on another database (Cassandra) reached the mongo backend and were counted as client errors", n))
 	}
 	sv := results.ServerVariant{Variant: v.Name, Source: "serverStatus + $collStats, " + b.dep.String()}
 	if b.routing != nil {

@@ -54,7 +54,7 @@ func measure(t *testing.T, sc *scenario.Scenario) []Measured {
 		sum := map[int]float64{}
 		n := map[int]int64{}
 		for _, smp := range samples {
-			if metrics.Class(smp.Class) == metrics.OK {
+			if metrics.Class(smp.Class) == metrics.OK && smp.Flags&metrics.FlagUnserved == 0 {
 				sum[int(smp.Op)] += float64(smp.End - smp.Start)
 				n[int(smp.Op)]++
 			}

@@ -63,8 +63,12 @@ type Simulator struct {
 	nextTick  int64
 	nodes     map[string]*nodeSeries
 	nodeOrder []string
-	ops       int64
 	rng       *rand.Rand
+
+	// unserved is, by operation type, whether the design does not serve it: such an
+	// operation is counted at its intended time and never simulated (backend.Virtual).
+	unserved  []bool
+	notServed metrics.Sample // the report of one, reused
 
 	// opScale is backends.sim.operation_scale by operation type (nil: all 1); scale is
 	// the current operation's, applied to every service time drawn for it.
@@ -106,6 +110,11 @@ func open(cfg backend.Config, o Options) (*Simulator, error) {
 	sort.SliceStable(s.events, func(i, j int) bool { return s.events[i].At < s.events[j].At })
 	s.sizes = newPartitionSizes(16)
 	s.nodes = map[string]*nodeSeries{}
+	s.unserved = make([]bool, len(cfg.Model.Ops))
+	for t := range s.unserved {
+		ok, _ := cfg.Plan.Served(t)
+		s.unserved[t] = !ok
+	}
 	return s, nil
 }
 
@@ -183,8 +192,16 @@ func (s *Simulator) prepare(sample []workloads.Op) {
 func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	t := int64(op.Intended)
 	s.advance(t, record)
-	s.ops++
 	smp := metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
+	if s.unserved[op.Type] {
+		// Reported at once: advance(t) emitted every grain before t's, and every sample
+		// still pending or yet to come is due in t's grain or later (backend.Virtual).
+		// Through a field: the address of smp would move it to the heap for every step.
+		s.notServed = smp
+		s.notServed.Flags = metrics.FlagUnserved
+		record(&s.notServed)
+		return
+	}
 	if s.client.full(t) {
 		if s.drop {
 			smp.Flags = metrics.FlagDropped
@@ -225,9 +242,6 @@ func (s *Simulator) advance(t int64, record func(*metrics.Sample)) {
 // a multi-partition step and the statements of a batch in parallel. The first failing
 // step ends the operation with its class.
 func (s *Simulator) execute(op *workloads.Op, start int64) (int64, metrics.Class) {
-	if ok, _ := s.cfg.Plan.Served(int(op.Type)); !ok {
-		return start, metrics.NotSupported
-	}
 	s.accs = s.cfg.Plan.Accesses(op, s.accs[:0])
 	if s.opScale != nil {
 		s.scale = s.opScale[op.Type]
@@ -289,9 +303,6 @@ func (s *Simulator) reach(a *design.Access, op *workloads.Op) *reach {
 // offer analyses the accesses of op the simulation does not serve: a dropped operation's
 // (from 0), or those after a failed step.
 func (s *Simulator) offer(op *workloads.Op, from int) {
-	if ok, _ := s.cfg.Plan.Served(int(op.Type)); !ok {
-		return
-	}
 	if from == 0 {
 		s.accs = s.cfg.Plan.Accesses(op, s.accs[:0])
 	}
@@ -522,10 +533,10 @@ type grainQueue struct {
 
 const grain = int64(backend.VirtualGrain)
 
-// reportAt is when a sample is reported: its completion, or a dropped operation's
-// intended time.
+// reportAt is when a sample is reported: its completion, or a dropped or unserved
+// operation's intended time.
 func reportAt(s *metrics.Sample) int64 {
-	if s.Flags&metrics.FlagDropped != 0 {
+	if s.Flags&(metrics.FlagDropped|metrics.FlagUnserved) != 0 {
 		return s.Intended
 	}
 	return s.End

@@ -1,0 +1,49 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/shardbench/shardbench/internal/metrics"
+)
+
+// An operation the design does not serve is reported at its intended time as unserved
+// and nothing else: never simulated, it takes no client slot, so on an overloaded cluster
+// whose client drops served operations (on_full: drop) it is never dropped, never late
+// and never failed, and the served operations alone fill the slots.
+func TestUnservedNeverSimulated(t *testing.T) {
+	sc := writeScenario(t, overloadScenario)
+	dropped := 0
+	for _, c := range []struct {
+		variant  string
+		unserved map[string]bool
+	}{
+		{"seed000", map[string]bool{"catalog.product_read": true}},
+		{"seed001-mongo", map[string]bool{"sessions.create": true, "sessions.read": true}},
+	} {
+		s, samples := simulate(t, sc, c.variant, 60_000)
+		var unserved, served int
+		for _, smp := range samples {
+			name := s.cfg.Model.Ops[smp.Op].Name
+			if !c.unserved[name] {
+				served++
+				if smp.Flags&metrics.FlagUnserved != 0 {
+					t.Fatalf("%s: %s, which the design serves, reported unserved", c.variant, name)
+				}
+				if smp.Flags&metrics.FlagDropped != 0 {
+					dropped++
+				}
+				continue
+			}
+			unserved++
+			if smp.Flags != metrics.FlagUnserved || smp.Class != 0 || smp.Start != smp.Intended || smp.End != smp.Intended {
+				t.Fatalf("%s: %s reported %+v, want unserved at its intended time and nothing else", c.variant, name, smp)
+			}
+		}
+		if unserved == 0 || unserved+served != 60_000 {
+			t.Errorf("%s: %d unserved, %d served", c.variant, unserved, served)
+		}
+	}
+	if dropped == 0 {
+		t.Error("the client dropped nothing: the scenario must overload it for the test to mean anything")
+	}
+}
