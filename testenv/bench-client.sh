@@ -155,12 +155,13 @@ run_latte() { # RATE SECONDS
   [[ -n "$latte" ]] || return 0
   local w="$root/testenv/latte/sessions-touch.rn" t="$out/latte.time" log="$out/latte.log"
   if ((!latte_ready)); then
-    "$latte" schema "$w" -- "$host" >"$log" 2>&1 || { say "latte schema failed: $(tail -n3 "$log")"; latte=""; return 0; }
+    (cd "$out" && "$latte" schema "$w" -- "$host") >"$log" 2>&1 || { say "latte schema failed: $(tail -n3 "$log")"; latte=""; return 0; }
     latte_ready=1
   fi
   rm -f "$out/latte.json"
-  timed "$t" "$latte" run "$w" -d "${2}s" -r "$1" --threads 1 --concurrency 128 --consistency ONE -q \
-    -o "$out/latte.json" -- "$host" >"$log" 2>&1 || {
+  # latte writes a log file into its working directory: run it in $out.
+  (cd "$out" && timed "$t" "$latte" run "$w" -d "${2}s" -r "$1" --threads 1 --concurrency 128 --consistency ONE -q \
+    -o "$out/latte.json" -- "$host") >"$log" 2>&1 || {
     say "latte run failed: $(tail -n3 "$log")"
     return 0
   }

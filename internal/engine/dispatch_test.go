@@ -5,11 +5,15 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/workloads"
 )
 
 // serverBackend is a backend that says which hosts it talks to.
@@ -110,4 +114,73 @@ func TestWaiterWaitsAndStops(t *testing.T) {
 		}
 		w.stop()
 	}
+}
+
+// sliceSource yields fixed operations.
+type sliceSource struct{ ops []workloads.Op }
+
+func (s *sliceSource) Next(op *workloads.Op) bool {
+	if len(s.ops) == 0 {
+		return false
+	}
+	*op, s.ops = s.ops[0], s.ops[1:]
+	return true
+}
+
+// With on_full: drop, an operation is dropped when every worker is busy, not when a free
+// worker has not yet come back to the channel (a goroutine the machine has not scheduled
+// yet): that one waits, and is late if it takes long.
+func TestDropOnlyWhenEveryWorkerIsBusy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ops := []workloads.Op{{Seq: 0, Intended: 0}, {Seq: 1, Intended: time.Millisecond}, {Seq: 2, Intended: 2 * time.Millisecond}}
+		ch := make(chan workloads.Op)
+		rec := metrics.NewRecorder()
+		var inFlight atomic.Int64
+		got := make(chan workloads.Op, 3)
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			// The one worker is free but reaches the channel 5 ms late, each time; it
+			// counts itself out when done, as runWorker does.
+			for {
+				time.Sleep(5 * time.Millisecond)
+				op, ok := <-ch
+				if !ok {
+					return
+				}
+				got <- op
+				inFlight.Add(-1)
+			}
+		}()
+		reason := dispatch(context.Background(), &sliceSource{ops: ops}, ch, rec, time.Now(), scenario.OnFullDrop, &inFlight, 1, -1)
+		close(ch)
+		<-exited
+		if reason != "" {
+			t.Fatalf("stopped: %s", reason)
+		}
+		var dropped int
+		rec.Drain(func(ss []metrics.Sample) { dropped = len(ss) })
+		if dropped != 0 || len(got) != 3 {
+			t.Errorf("%d dropped, %d delivered; want 0 and 3 (the worker was free, only slow to come back)", dropped, len(got))
+		}
+
+		// Every worker busy: dropped at once, counted.
+		inFlight.Store(1)
+		ch2 := make(chan workloads.Op)
+		reason = dispatch(context.Background(), &sliceSource{ops: ops}, ch2, rec, time.Now(), scenario.OnFullDrop, &inFlight, 1, -1)
+		if reason != "" {
+			t.Fatalf("stopped: %s", reason)
+		}
+		rec.Drain(func(ss []metrics.Sample) {
+			dropped = 0
+			for _, s := range ss {
+				if s.Flags&metrics.FlagDropped != 0 {
+					dropped++
+				}
+			}
+		})
+		if dropped != 3 {
+			t.Errorf("all workers busy: %d dropped, want 3", dropped)
+		}
+	})
 }

@@ -26,17 +26,6 @@ type worker struct {
 	_    [52]byte     // a cache line of its own: workers on other cores store busy too
 }
 
-// inFlight is the number of workers executing an operation now.
-func inFlight(workers []*worker) int64 {
-	var n int64
-	for _, w := range workers {
-		if w.busy.Load() > 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // runRealtime drives one variant in wall-clock time.
 func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(results.Variant)) (results.Variant, error) {
 	v := &cfg.Variants[vi]
@@ -57,6 +46,9 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 
 	examples := newExamples()
 	workers := make([]*worker, sc.Load.MaxInFlight)
+	// inFlight counts the operations handed to a worker and not yet recorded: the
+	// dispatcher counts one in before it hands it over, the worker counts it out once done.
+	var inFlight atomic.Int64
 	ch := make(chan workloads.Op)
 	var wg sync.WaitGroup
 	origin := time.Now() // every sample is nanoseconds since origin (monotonic clock)
@@ -66,7 +58,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runWorker(execCtx, w, ch, v.Backend, origin, examples)
+			runWorker(execCtx, w, ch, v.Backend, origin, &inFlight, examples)
 		}()
 	}
 	dispatchRec := metrics.NewRecorder()
@@ -95,7 +87,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 			}
 			colMu.Lock()
 			drainAll()
-			col.Flush(time.Since(origin), inFlight(workers))
+			col.Flush(time.Since(origin), inFlight.Load())
 			n++
 			if n%checkpointEvery == 0 && checkpoint != nil {
 				now := time.Since(origin)
@@ -114,7 +106,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 		defer sw.stop()
 		src = &servedSource{src: src, v: v, rec: dispatchRec, w: sw}
 	}
-	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, cfg.SpinBelow)
+	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, len(workers), cfg.SpinBelow)
 	if stopReason == "" && ctx.Err() != nil {
 		stopReason = "interrupted" // while servedSource waited for an unserved operation
 	}
@@ -178,7 +170,7 @@ func opNames(ops []OpInfo) []string {
 	return out
 }
 
-func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backend.Backend, origin time.Time, ex *examples) {
+func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backend.Backend, origin time.Time, inFlight *atomic.Int64, ex *examples) {
 	// One operation the backend sees through a pointer, for the worker's life: a loop
 	// variable passed by address to an interface method would be allocated on every
 	// operation.
@@ -194,6 +186,7 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 			Intended: int64(op.Intended), Start: int64(start), End: int64(end),
 			Op: op.Type, Class: uint8(out.Class),
 		})
+		inFlight.Add(-1)
 		if out.Class != metrics.OK {
 			ex.note(out)
 		}
@@ -226,7 +219,12 @@ func (s *servedSource) Next(op *workloads.Op) bool {
 
 // dispatch releases operations at their intended times. It returns why it stopped early
 // ("" when the schedule ended).
-func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, spinBelow time.Duration) string {
+//
+// With on_full: drop, an operation is dropped only when all workers are busy (inFlight at
+// the pool's size); otherwise it waits for the free worker to take it, which on a starved
+// machine may not be waiting on the channel yet (counted late if it takes long, never
+// dropped for it).
+func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, workers int, spinBelow time.Duration) string {
 	var op workloads.Op
 	done := ctx.Done()
 	drop := onFull == scenario.OnFullDrop
@@ -244,18 +242,17 @@ func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metr
 		if !w.until(op.Intended) {
 			return "interrupted" // not yet due: never intended, so not counted
 		}
-		if drop {
-			select {
-			case ch <- op:
-			default:
-				rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
-			}
+		// Only this goroutine counts in, so a free worker found here stays free.
+		if drop && inFlight.Load() >= int64(workers) {
+			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
 			continue
 		}
+		inFlight.Add(1)
 		select {
 		case ch <- op:
 		case <-done:
 			// Due but never started: dropped by the interrupt, and counted.
+			inFlight.Add(-1)
 			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
 			return "interrupted"
 		}

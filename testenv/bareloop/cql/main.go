@@ -114,7 +114,7 @@ func run(o options) error {
 		ids[i][8] = ids[i][8]&0x3f | 0x80
 	}
 
-	var completed, errs, stalled, maxResp atomic.Int64
+	var completed, errs, stalled, maxResp, busy atomic.Int64
 	var firstErr atomic.Pointer[string]
 	work := make(chan int64) // intended start, ns since t0
 	var wg sync.WaitGroup
@@ -129,6 +129,7 @@ func run(o options) error {
 				err := s.Query(stmt, time.Now(), id).Consistency(gocql.One).Idempotent(true).Exec()
 				resp := int64(time.Since(t0)) - intended
 				completed.Add(1)
+				busy.Add(-1)
 				if err != nil {
 					errs.Add(1)
 					msg := err.Error()
@@ -185,11 +186,14 @@ func run(o options) error {
 		if d := due - time.Since(t0); d > 0 {
 			time.Sleep(d)
 		}
-		select {
-		case work <- int64(due):
-		default:
+		// Dropped only when every goroutine is busy; a free one that has not come back to
+		// the channel yet is waited for (as shardbench does).
+		if busy.Load() >= int64(o.workers) {
 			dropped.Add(1)
+			continue
 		}
+		busy.Add(1)
+		work <- int64(due)
 	}
 	close(work)
 	wg.Wait()

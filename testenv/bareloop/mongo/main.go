@@ -106,7 +106,7 @@ func run(o config) error {
 		return fmt.Errorf("first update: %w", err)
 	}
 
-	var completed, errs, stalled, maxResp atomic.Int64
+	var completed, errs, stalled, maxResp, busy atomic.Int64
 	var firstErr atomic.Pointer[string]
 	work := make(chan int64)
 	var wg sync.WaitGroup
@@ -120,6 +120,7 @@ func run(o config) error {
 				err := update(r)
 				resp := int64(time.Since(t0)) - intended
 				completed.Add(1)
+				busy.Add(-1)
 				if err != nil {
 					errs.Add(1)
 					msg := err.Error()
@@ -158,11 +159,14 @@ func run(o config) error {
 		if d := due - time.Since(t0); d > 0 {
 			time.Sleep(d)
 		}
-		select {
-		case work <- int64(due):
-		default:
+		// Dropped only when every goroutine is busy; a free one that has not come back to
+		// the channel yet is waited for (as shardbench does).
+		if busy.Load() >= int64(o.workers) {
 			dropped++
+			continue
 		}
+		busy.Add(1)
+		work <- int64(due)
 	}
 	close(work)
 	wg.Wait()
