@@ -12,9 +12,15 @@
 #   sb       shardbench run scenarios/bench/cassandra-client.yaml --backend cassandra
 #   latte    latte run testenv/latte/sessions-touch.rn -r RATE --concurrency 128 (if found;
 #            it paces cycles itself and drops nothing: its achieved rate is what it managed)
+#   stress   cassandra-stress user profile=testenv/cassandra/stress-sessions.yaml ops(touch=1)
+#            -rate threads=128 fixed=RATE/s (if fetched: testenv/cassandra/fetch.sh --stress;
+#            a JVM, so only its whole-process CPU, start-up included, is known)
 # first at BENCH_RATE, then at the highest rate the node sustains (what the bare loop
-# achieves offered BENCH_PROBE_RATE), in alternation (bare, sb, latte; sb, latte, bare; ...),
-# so a machine that gets busier part-way hurts every client alike. Client CPU is user + system
+# achieves offered BENCH_PROBE_RATE), in rounds that each run every client once, each round
+# starting with another client (bare, sb, latte, stress; sb, latte, stress, bare; ...), so a
+# machine that gets busier part-way hurts every client alike; each client's ratio to the bare
+# loop is also given round by round (the bare run of the same round), the fairest comparison
+# on a shared machine. Client CPU is user + system
 # time from /usr/bin/time divided by the operations completed (whole process, start-up and
 # schema included), and the CPU of the measured loop alone (from getrusage: the bare loop
 # and shardbench's summary.json report it).
@@ -29,6 +35,7 @@
 #                              cluster on 127.0.0.1-3 is never touched); data in
 #                              .build/bench-client/cassandra, JMX port 7299
 #   BENCH_KEEP_NODE=0          1: leave the node running at the end
+#   BENCH_STRESS=1             0: leave cassandra-stress out even when fetched
 #   LATTE=                     latte binary (default: on PATH, or .build/latte/bin/latte,
 #                              where `cargo install latte-cli --root .build/latte` puts it)
 #   BENCH_MONGODB_URI=         also compare shardbench with the bare mongo-driver loop
@@ -99,12 +106,12 @@ timed() {
 # runs.jsonl (LOOP_CPU_S: CPU of the measured loop alone, or "null").
 record() {
   python3 - "$@" >>"$runs" <<'PY'
-import json, sys
+import json, os, sys
 client, rate, tf, done, dropped, errors, loop = sys.argv[1:8]
 extra = json.loads(sys.argv[8]) if len(sys.argv) > 8 else {}
 u, s, wall = map(float, open(tf).read().split())
 done = int(done)
-r = {"client": client, "rate": int(rate), "completed": done, "dropped": int(dropped), "errors": int(errors),
+r = {"client": client, "rate": int(rate), "round": int(os.environ.get("ROUND", "0")), "completed": done, "dropped": int(dropped), "errors": int(errors),
      "achieved": done / float(extra.pop("secs")), "cpu_s": u + s, "wall_s": wall,
      "cpu_us_op": 1e6 * (u + s) / max(done, 1),
      "loop_us_op": None if loop == "null" else 1e6 * float(loop) / max(done, 1)}
@@ -112,11 +119,12 @@ r.update(extra)
 print(json.dumps(r))
 PY
   tail -n1 "$runs" | python3 -c '
-import json, sys
+import json, os, sys
 r = json.loads(sys.stdin.read())
 loop = "" if r["loop_us_op"] is None else " (measured loop %.1f)" % r["loop_us_op"]
-print("%-6s %6d/s offered: achieved %7.0f/s, %d completed, %d dropped, %d errors; client CPU %.1f µs/op%s" % (
-    r["client"], r["rate"], r["achieved"], r["completed"], r["dropped"], r["errors"], r["cpu_us_op"], loop))' >&2
+stall = "" if r.get("stalled") is None else ", %d over 100 ms" % r["stalled"]
+print("%-6s %6d/s offered: achieved %7.0f/s, %d completed, %d dropped%s, %d errors; client CPU %.1f µs/op%s" % (
+    r["client"], r["rate"], r["achieved"], r["completed"], r["dropped"], stall, r["errors"], r["cpu_us_op"], loop))' >&2
 }
 
 run_bare() { # RATE SECONDS
@@ -147,7 +155,10 @@ run_sb() { # RATE SECONDS
 import json, sys; s = json.load(open(sys.argv[1] + "/summary.json")); v = s["variants"][0]; t = v["totals"]
 print(t["completed"], t.get("dropped", 0), sum(t.get("errors", {}).values()), (v.get("client") or {}).get("cpu_s", "null"),
       t.get("late", 0), (s.get("dispatch") or {}).get("spin_below_ms", 0))' "$d")
-  record sb "$1" "$t" "$done" "$dropped" "$errs" "$loop" "{\"secs\": $2, \"late\": $late, \"spin_below_ms\": $spin}"
+  # Responses over 100 ms from the intended start, counted as the bare loop counts its stalls.
+  stalled=$(python3 testenv/hdr_over.py "$(python3 -c '
+import json, sys; print(json.load(open(sys.argv[1] + "/summary.json"))["variants"][0]["totals"]["response"]["histogram"])' "$d")" 100e6)
+  record sb "$1" "$t" "$done" "$dropped" "$errs" "$loop" "{\"secs\": $2, \"late\": $late, \"spin_below_ms\": $spin, \"stalled\": $stalled}"
 }
 
 latte_ready=0
@@ -171,6 +182,34 @@ print(r["cycle_count"], r["error_count"], r["cpu_time_s"])' "$out/latte.json")
   record latte "$1" "$t" "$done" 0 "$errs" "$loop" "{\"secs\": $2}"
 }
 
+stress_ready=0
+[[ "${BENCH_STRESS:-1}" == 1 && -f .build/cassandra-stress/.fetched-4.0-alpha2 ]] && stress=1 || stress=0
+((stress)) && say "cassandra-stress: $(cat .build/cassandra-stress/.fetched-4.0-alpha2)" ||
+  say "cassandra-stress not fetched (testenv/cassandra/fetch.sh --stress) or BENCH_STRESS=0: left out"
+run_stress() { # RATE SECONDS
+  ((stress)) || return 0
+  local t="$out/stress.time" log="$out/stress.log" profile="$root/testenv/cassandra/stress-sessions.yaml"
+  if ((!stress_ready)); then # its keyspace and table, outside the measured runs
+    testenv/cassandra/stress.sh user profile="$profile" "ops(touch=1)" n=1000 no-warmup cl=ONE \
+      -rate threads=8 -node "$host" >"$log" 2>&1 || { say "cassandra-stress failed: $(tail -n3 "$log")"; stress=0; return 0; }
+    stress_ready=1
+  fi
+  timed "$t" testenv/cassandra/stress.sh user profile="$profile" "ops(touch=1)" duration="${2}s" no-warmup cl=ONE \
+    -rate threads=128 "fixed=${1}/s" -node "$host" >"$log" 2>&1 || {
+    say "cassandra-stress run failed: $(tail -n3 "$log")"
+    return 0
+  }
+  # Operations done: the last progress line's running total ("total, OPS, op/s, ...";
+  # its summary's partition count stays 0 for an UPDATE).
+  read -r done errs < <(python3 -c '
+import re, sys
+text = open(sys.argv[1]).read()
+totals = re.findall(r"^total,\s*(\d+),", text, re.M)
+errs = re.search(r"^Total errors\s*:\s*([\d,]+)", text, re.M)
+print(totals[-1] if totals else 0, errs.group(1).replace(",", "") if errs else 0)' "$log")
+  record stress "$1" "$t" "$done" 0 "$errs" null "{\"secs\": $2}"
+}
+
 say "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 say "warm-up: 10 s of the bare loop at $rate/s (JIT, compaction of an empty table)"
 "$out/bin/bare-cql" -hosts "$host" -dc dc1 -rate "$rate" -duration 10s >/dev/null 2>&1 || true
@@ -184,12 +223,13 @@ fi
 # Each round runs every client once, starting with a different one each time: the server
 # flushes and compacts after a stretch of writes, and no client should always run right
 # after another's.
-clients=(bare sb latte)
+clients=(bare sb latte stress)
 for r in "$rate" "$sat"; do
   say "--- $r/s offered, ${secs} s per run, $pairs runs each, alternating"
   for p in $(seq 0 $((pairs - 1))); do
-    for k in 0 1 2; do
-      "run_${clients[$(((p + k) % 3))]}" "$r" "$secs"
+    export ROUND=$p
+    for k in 0 1 2 3; do
+      "run_${clients[$(((p + k) % 4))]}" "$r" "$secs"
     done
   done
 done
@@ -198,23 +238,30 @@ if [[ -n "${BENCH_MONGODB_URI:-}" ]]; then
   mrate="${BENCH_MONGO_RATE:-500}"
   msecs="${BENCH_MONGO_SECONDS:-10}"
   say "--- MongoDB wire ($BENCH_MONGODB_URI): $mrate/s offered, ${msecs} s per run, $pairs runs each"
-  for _ in $(seq 1 "$pairs"); do
-    t="$out/bare-mongo.time"
+  run_bare_m() {
+    local t="$out/bare-mongo.time"
     if timed "$t" "$out/bin/bare-mongo" -uri "$BENCH_MONGODB_URI" -rate "$mrate" -duration "${msecs}s" >"$out/bare-mongo.json" 2>"$out/bare-mongo.log"; then
-      read -r done dropped errs loop < <(python3 -c '
-import json, sys; r = json.load(open(sys.argv[1])); print(r["completed"], r["dropped"], r["errors"], r["cpu_user_s"] + r["cpu_sys_s"])' "$out/bare-mongo.json")
-      record bare-m "$mrate" "$t" "$done" "$dropped" "$errs" "$loop" "{\"secs\": $msecs}"
+      read -r done dropped errs loop stalled < <(python3 -c '
+import json, sys; r = json.load(open(sys.argv[1])); print(r["completed"], r["dropped"], r["errors"], r["cpu_user_s"] + r["cpu_sys_s"], r["stalled"])' "$out/bare-mongo.json")
+      record bare-m "$mrate" "$t" "$done" "$dropped" "$errs" "$loop" "{\"secs\": $msecs, \"stalled\": $stalled}"
     fi
-    d="$out/sb-mongo"
+  }
+  run_sb_m() {
+    local d="$out/sb-mongo" t="$out/sb-mongo.time"
     rm -rf "$d"
-    t="$out/sb-mongo.time"
     if timed "$t" bin/shardbench run scenarios/bench/mongo-client.yaml --backend mongo --target "$BENCH_MONGODB_URI" --quiet --no-report \
       --rate-scale "$(awk -v r="$mrate" 'BEGIN{print r/1000}')" --duration "${msecs}s" --out "$d" 2>"$out/sb-mongo.log"; then
       read -r done dropped errs loop < <(python3 -c '
 import json, sys; v = json.load(open(sys.argv[1] + "/summary.json"))["variants"][0]; t = v["totals"]
 print(t["completed"], t.get("dropped", 0), sum(t.get("errors", {}).values()), (v.get("client") or {}).get("cpu_s", "null"))' "$d")
-      record sb-m "$mrate" "$t" "$done" "$dropped" "$errs" "$loop" "{\"secs\": $msecs}"
+      stalled=$(python3 testenv/hdr_over.py "$(python3 -c '
+import json, sys; print(json.load(open(sys.argv[1] + "/summary.json"))["variants"][0]["totals"]["response"]["histogram"])' "$d")" 100e6)
+      record sb-m "$mrate" "$t" "$done" "$dropped" "$errs" "$loop" "{\"secs\": $msecs, \"stalled\": $stalled}"
     fi
+  }
+  for p in $(seq 0 $((pairs - 1))); do
+    export ROUND=$p
+    if ((p % 2)); then run_sb_m; run_bare_m; else run_bare_m; run_sb_m; fi
   done
 fi
 
@@ -225,22 +272,43 @@ runs = [json.loads(l) for l in open(sys.argv[1])]
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
+def fmt(x, f="%.1f"):
+    return "-" if x is None else f % x
 groups = {}
 for r in runs:
     base = "bare-m" if r["client"].endswith("-m") else "bare"
     groups.setdefault((base, r["rate"]), {}).setdefault(r["client"], []).append(r)
 print()
-print("| offered | client | runs | achieved/s | dropped | client CPU µs/op (process) | vs bare | measured loop µs/op | vs bare | achieved vs bare |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print("Medians over the runs; ratios to the bare loop are the median of the round-by-round ratios")
+print("(each client's run against the bare loop's run of the same round).")
+print()
+print("| offered | client | runs | achieved/s | dropped | over 100 ms | client CPU µs/op (process) | vs bare | measured loop µs/op | vs bare | achieved vs bare |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+pairs = []
 for (base, rate), clients in groups.items():
-    b = clients.get(base, [])
-    bcpu, bloop, bach = (med([r[k] for r in b]) for k in ("cpu_us_op", "loop_us_op", "achieved"))
-    def ratio(x, y):
-        return "%.2f×" % (x / y) if x is not None and y and c != base else "-"
+    bare = {r["round"]: r for r in clients.get(base, [])}
     for c, rs in clients.items():
-        cpu, loop, ach = (med([r[k] for r in rs]) for k in ("cpu_us_op", "loop_us_op", "achieved"))
-        drop = med([r["dropped"] for r in rs])
-        print("| %d/s | %s | %d | %.0f | %.0f | %.1f | %s | %s | %s | %s |" % (
-            rate, c, len(rs), ach, drop, cpu, ratio(cpu, bcpu), "-" if loop is None else "%.1f" % loop,
-            ratio(loop, bloop), ratio(ach, bach)))
+        def ratio(k):
+            if c == base:
+                return None
+            return med([r[k] / bare[r["round"]][k] for r in rs
+                        if r["round"] in bare and r[k] is not None and bare[r["round"]][k]])
+        if c != base:
+            pairs += [(rate, r["round"], c, r, bare[r["round"]]) for r in rs if r["round"] in bare]
+        print("| %d/s | %s | %d | %.0f | %.0f | %s | %.1f | %s | %s | %s | %s |" % (
+            rate, c, len(rs), med([r["achieved"] for r in rs]), med([r["dropped"] for r in rs]),
+            fmt(med([r.get("stalled") for r in rs]), "%.0f"), med([r["cpu_us_op"] for r in rs]),
+            fmt(ratio("cpu_us_op"), "%.2f×"), fmt(med([r["loop_us_op"] for r in rs])),
+            fmt(ratio("loop_us_op"), "%.2f×"), fmt(ratio("achieved"), "%.2f×")))
+print()
+print("Round by round (each client against the bare loop's run of the same round):")
+print()
+print("| offered | round | client | CPU/op process | measured loop | achieved | dropped (client / bare) | over 100 ms (client / bare) |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+for rate, rnd, c, r, b in pairs:
+    def q(k):
+        return "-" if r[k] is None or not b[k] else "%.2f×" % (r[k] / b[k])
+    print("| %d/s | %d | %s | %s | %s | %s | %d / %d | %s / %s |" % (
+        rate, rnd + 1, c, q("cpu_us_op"), q("loop_us_op"), q("achieved"), r["dropped"], b["dropped"],
+        fmt(r.get("stalled"), "%d"), fmt(b.get("stalled"), "%d")))
 PY

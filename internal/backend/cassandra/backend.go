@@ -3,8 +3,8 @@
 // token-aware host selection (DC-aware round robin as the fallback), prepared statements,
 // the design's consistency and serial consistency per step, batches and LWTs; creates each
 // variant's keyspace from the design's DDL; attributes every request to the coordinator
-// that served it (a query observer); and writes the cluster's own view (release version,
-// nodes, tokens, system_views figures) to server.json.
+// that served it (from the driver's iterator: Host, Attempts, Latency); and writes the
+// cluster's own view (release version, nodes, tokens, system_views figures) to server.json.
 //
 // Only this package (and internal/backend/mongo) imports a database driver.
 package cassandra
