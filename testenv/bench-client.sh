@@ -114,7 +114,8 @@ done = int(done)
 r = {"client": client, "rate": int(rate), "round": int(os.environ.get("ROUND", "0")), "completed": done, "dropped": int(dropped), "errors": int(errors),
      "achieved": done / float(extra.pop("secs")), "cpu_s": u + s, "wall_s": wall,
      "cpu_us_op": 1e6 * (u + s) / max(done, 1),
-     "loop_us_op": None if loop == "null" else 1e6 * float(loop) / max(done, 1)}
+     "loop_us_op": None if loop == "null" else 1e6 * float(loop) / max(done, 1),
+     "load1": float(open("/proc/loadavg").read().split()[0])}
 r.update(extra)
 print(json.dumps(r))
 PY
@@ -123,8 +124,8 @@ import json, os, sys
 r = json.loads(sys.stdin.read())
 loop = "" if r["loop_us_op"] is None else " (measured loop %.1f)" % r["loop_us_op"]
 stall = "" if r.get("stalled") is None else ", %d over 100 ms" % r["stalled"]
-print("%-6s %6d/s offered: achieved %7.0f/s, %d completed, %d dropped%s, %d errors; client CPU %.1f µs/op%s" % (
-    r["client"], r["rate"], r["achieved"], r["completed"], r["dropped"], stall, r["errors"], r["cpu_us_op"], loop))' >&2
+print("%-6s %6d/s offered: achieved %7.0f/s, %d completed, %d dropped%s, %d errors; client CPU %.1f µs/op%s; load %.0f" % (
+    r["client"], r["rate"], r["achieved"], r["completed"], r["dropped"], stall, r["errors"], r["cpu_us_op"], loop, r["load1"]))' >&2
 }
 
 run_bare() { # RATE SECONDS

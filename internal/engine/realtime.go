@@ -130,6 +130,10 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	}
 	close(stopTicker)
 	<-tickerDone
+	// The client's CPU is that of the measured loop (dispatch, operations, intervals,
+	// checkpoints, drain), as a bare driver loop would measure its own: the summary
+	// computed next is reporting, not a cost per operation.
+	cpu := metrics.ProcessCPU() - cpuBefore
 	evs := events.stop()
 
 	colMu.Lock()
@@ -145,7 +149,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	span := time.Since(origin)
 	col.Flush(span, 0)
 	out := variantResult(cfg, vi, col, started, span, due)
-	if cpu := metrics.ProcessCPU() - cpuBefore; cpu > 0 {
+	if cpu > 0 {
 		out.Client = &results.ClientCost{CPUS: cpu.Seconds()}
 		if n := out.Totals.Completed; n > 0 {
 			out.Client.PerOpUS = float64(cpu.Microseconds()) / float64(n)

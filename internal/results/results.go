@@ -96,7 +96,8 @@ type Dispatch struct {
 }
 
 // ClientCost is the harness process's own CPU (user + system: dispatch, driver, recording)
-// while a real-time variant ran, in all and per completed operation: what decides how many
+// while a real-time variant ran (from before its first dispatch to the end of its drain; the
+// summary computed after it is not included), in all and per completed operation: what decides how many
 // load machines a rate needs, and whether the client rather than the server was the limit.
 type ClientCost struct {
 	CPUS    float64 `json:"cpu_s"`
