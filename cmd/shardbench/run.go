@@ -41,6 +41,8 @@ type RunOptions struct {
 	NoReport     bool
 	// Recreate drops and recreates each variant's schema on real databases.
 	Recreate bool
+	// SkipLoad leaves out the load step on real databases: reuse one loaded before.
+	SkipLoad bool
 	// Gate evaluates SLO rules at the end of the run: gateScenario (--gate alone) for the
 	// scenario's slo section, else a rules file (--gate=FILE). GateStrict fails on skipped
 	// checks; JUnit writes the checks as JUnit XML.
@@ -103,6 +105,9 @@ the exit code is then 1.`,
 			if opts.JUnit != "" && opts.Gate == "" {
 				return usageErrorf("--junit needs --gate")
 			}
+			if opts.SkipLoad && opts.Recreate {
+				return usageErrorf("--skip-load reuses a loaded database, which --recreate drops: use one or the other")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -120,6 +125,7 @@ the exit code is then 1.`,
 	opts.SpinAuto = true
 	f.Var(&spinFlag{opts}, "spin", "auto, or a duration: dispatch waits shorter than this spin instead of sleeping (precise starts for up to a core of client CPU); 0 never spins (starts up to ~1 ms late, counted as schedule lag). auto spins "+engine.DefaultSpinBelow.String()+" unless a server of the run is on this machine or it has one CPU; the choice is in summary.json")
 	f.BoolVar(&opts.Recreate, "recreate", false, "real databases: drop and recreate each variant's keyspace or database before the run")
+	f.BoolVar(&opts.SkipLoad, "skip-load", false, "real databases: do not load the scenario's population before measuring (reuse a database loaded by an earlier run; the results say whether it holds this population)")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
 	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof reads it)")
 	f.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live metrics during the run on this address, e.g. :9464 (GET /metrics: Prometheus text format or OpenMetrics)")
@@ -326,7 +332,7 @@ func openBackends(ctx context.Context, opts *RunOptions, in *runInput) ([]engine
 		cfg := backend.Config{
 			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
 			VariantIndex: i, Target: opts.Target, Options: in.Scenario.Backends[opts.Backend],
-			Recreate: opts.Recreate, Log: opts.IO.ErrOut,
+			Recreate: opts.Recreate, SkipLoad: opts.SkipLoad, Log: opts.IO.ErrOut,
 		}
 		if err := open(ctx, cfg, &v, &info); err != nil {
 			closeVariants(out)

@@ -51,6 +51,10 @@ type Backend struct {
 	log *backend.Log
 
 	before serverSnapshot
+	// loaded is what the load step wrote (nil: none ran); reads counts, per read step,
+	// the reads and the rows they returned.
+	loaded *backend.LoadResult
+	reads  *backend.ReadRows
 
 	// scratch holds what Execute reuses (*scratch).
 	scratch sync.Pool
@@ -106,7 +110,7 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	b := &Backend{cfg: cfg, opts: o, target: t, stmts: map[*design.Step]*stmt{}, obs: newObserver(), log: backend.NewLog(cfg.Log, "cassandra", t.secrets)}
+	b := &Backend{cfg: cfg, opts: o, target: t, stmts: map[*design.Step]*stmt{}, obs: newObserver(), reads: backend.NewReadRows(cfg.Plan), log: backend.NewLog(cfg.Log, "cassandra", t.secrets)}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
 		b.timeout = cfg.Scenario.Load.Timeout
@@ -140,11 +144,9 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 		b.session.Close()
 		return nil, err
 	}
-	if o.Load.Ops > 0 {
-		if err := b.load(ctx); err != nil {
-			b.session.Close()
-			return nil, err
-		}
+	if err := b.load(ctx); err != nil {
+		b.session.Close()
+		return nil, err
 	}
 	b.before = b.snapshot(ctx)
 	b.obs.reset()
@@ -397,12 +399,12 @@ func (b *Backend) send(ctx context.Context, a *design.Access, op *workloads.Op, 
 		q = q.SerialConsistency(st.serial)
 	}
 	iter := q.IterContext(ctx)
-	applied, found := true, false
+	applied, rows := true, 0
 	switch {
 	case st.lwt:
 		applied = casApplied(iter)
 	case st.read:
-		found = iter.NumRows() > 0
+		rows = iter.NumRows()
 	}
 	err := iter.Close()
 	b.obs.count(iter, false, err)
@@ -413,10 +415,8 @@ func (b *Backend) send(ctx context.Context, a *design.Access, op *workloads.Op, 
 		b.applied.Add(1)
 	case st.lwt:
 		b.notApplied.Add(1)
-	case st.read && found:
-		b.found.Add(1)
 	case st.read:
-		b.missed.Add(1)
+		b.countRead(a.Step, rows)
 	}
 	return nil
 }
