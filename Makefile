@@ -8,7 +8,7 @@ BIN     := $(CURDIR)/bin/shardbench
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build demo test test-kubernetes unit vet fuzz fuzz-short fuzz-keep bench pgo clean
+.PHONY: all build demo test test-kubernetes unit vet fuzz fuzz-short fuzz-keep bench bench-client pgo clean
 
 include testenv/cassandra/cassandra.mk
 include testenv/ferretdb/ferretdb.mk
@@ -75,6 +75,14 @@ fuzz-short:
 ## profile the shipped binary is built with (`go test` does not apply default.pgo itself).
 bench:
 	$(GO) test -pgo=$(CURDIR)/cmd/shardbench/default.pgo -run XXX -bench . -benchmem ./...
+
+## bench-client: what one operation costs the client: shardbench beside a bare gocql loop
+## and (when installed) latte and cassandra-stress against one local Cassandra node it
+## starts on 127.0.0.4 and stops, at 5,000/s and at the node's saturation, client CPU per
+## operation and achieved rate side by side (testenv/bench-client.sh; settings there;
+## about 15 minutes).
+bench-client:
+	testenv/bench-client.sh
 
 ## pgo: refresh cmd/shardbench/default.pgo, the CPU profile `go build` optimises the
 ## binary with (profile-guided optimisation; 5-7% faster placement): `plan`

@@ -19,6 +19,7 @@ import (
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/backend/sim"
 	"github.com/shardbench/shardbench/internal/engine"
+	"github.com/shardbench/shardbench/internal/live"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
@@ -52,10 +53,17 @@ type RunOptions struct {
 	// signals delivers interrupts; tests substitute a channel.
 	signals <-chan os.Signal
 	// Spin: waits for the next intended start shorter than this are spun rather than
-	// slept (0: never spin). Passed to the engine as SpinBelow; tests under synctest set
-	// spinBelow -1.
+	// slept (0: never spin; SpinAuto: the engine chooses from the machine and where the
+	// servers are). Passed to the engine as SpinBelow; tests under synctest set spinBelow -1.
 	Spin      time.Duration
+	SpinAuto  bool
 	spinBelow time.Duration
+	// MetricsAddr serves live metrics (Prometheus / OpenMetrics) on this address during the
+	// run ("": none).
+	MetricsAddr string
+	// metricsReady and metricsDone (tests) are called with the live metrics address once it
+	// serves and once the run has ended, before it stops serving.
+	metricsReady, metricsDone func(addr string)
 	// CPUProfile writes a Go CPU profile of the whole run (the harness's own cost: what
 	// to look at when the simulator or the dispatcher is the bottleneck).
 	CPUProfile string
@@ -127,11 +135,13 @@ the exit code is then 1.`,
 	f.Float64Var(&opts.RateScale, "rate-scale", 0, "multiply every rate (0.1 = a tenth of the traffic)")
 	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing while running")
-	f.DurationVar(&opts.Spin, "spin", engine.DefaultSpinBelow, "dispatch waits shorter than this spin instead of sleeping: precise starts at high rates for up to a core of client CPU; 0 never spins (cheaper beside a server on the same machine; starts up to a timer tick late, still counted from the intended time)")
+	opts.SpinAuto = true
+	f.Var(&spinFlag{opts}, "spin", "auto, or a duration: dispatch waits shorter than this spin instead of sleeping (precise starts for up to a core of client CPU); 0 never spins (starts up to ~1 ms late, counted as schedule lag). auto spins "+engine.DefaultSpinBelow.String()+" unless a server of the run is on this machine or it has one CPU; the choice is in summary.json")
 	f.BoolVar(&opts.Recreate, "recreate", false, "real databases: drop and recreate each variant's keyspace or database before the run")
 	f.BoolVar(&opts.SkipLoad, "skip-load", false, "real databases: do not load the scenario's population before measuring (reuse a database loaded by an earlier run; the results say whether it holds this population)")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
 	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof reads it)")
+	f.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live metrics during the run on this address, e.g. :9464 (GET /metrics: Prometheus text format or OpenMetrics)")
 	f.StringVar(&opts.Gate, "gate", "", "check the scenario's slo section at the end (exit 1 if a check fails); --gate=FILE checks the rules in FILE")
 	f.Lookup("gate").NoOptDefVal = gateScenario
 	f.BoolVar(&opts.GateStrict, "strict", false, "with --gate: fail when a check is skipped (insufficient sample)")
@@ -246,6 +256,12 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 
+	reg, stopMetrics, err := serveMetrics(opts, in)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+
 	ctx, stop, hardStop := interruptContext(ctx, opts.signals)
 	defer stop()
 
@@ -263,9 +279,15 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	sum, runErr := driveRun(ctx, in, dir, drive{
 		IO: opts.IO, Backend: opts.Backend, Target: opts.Target, Recreate: opts.Recreate, SkipLoad: opts.SkipLoad, Quiet: opts.Quiet,
 		SpinBelow: spinBelow(opts), Progress: prog.update, HardStop: hardStop,
-		Shard: shard, StartAt: startAt, Digest: digest, SkipSetup: opts.skipSetup,
+		Shard: shard, StartAt: startAt, Digest: digest, SkipSetup: opts.skipSetup, Metrics: reg,
 	})
 	prog.done()
+	if reg != nil {
+		reg.Finish()
+		if opts.metricsDone != nil {
+			opts.metricsDone(opts.MetricsAddr)
+		}
+	}
 	if sum == nil {
 		return runErr // no backend could be opened: nothing ran
 	}
@@ -313,6 +335,8 @@ type drive struct {
 	StartAt   time.Time
 	Digest    string
 	SkipSetup bool
+	// Metrics, when set, serves the run's intervals live (--metrics-addr).
+	Metrics *live.Registry
 }
 
 // driveRun is the run path `run` and `capacity` share: it opens a backend for each of the
@@ -336,6 +360,16 @@ func driveRun(ctx context.Context, in *runInput, dir *results.Dir, d drive) (*re
 		StartAt:   d.StartAt,
 		Digest:    d.Digest,
 	}
+	if cfg.SpinBelow == 0 {
+		cfg.SpinBelow, cfg.SpinReason = engine.AutoSpin(variants)
+	}
+	if d.Metrics != nil {
+		cfg.Intervals = d.Metrics.Observe
+		if !info.Simulated {
+			d.Metrics.SetDispatch(cfg.SpinBelow)
+			d.Metrics.SetSequential(true)
+		}
+	}
 	sum, runErr := engine.Run(ctx, cfg)
 	if sum != nil && !info.Simulated && ctx.Err() == nil {
 		// Simulators write hotspots.json themselves; for a real run it is computed from
@@ -348,6 +382,39 @@ func driveRun(ctx context.Context, in *runInput, dir *results.Dir, d drive) (*re
 		}
 	}
 	return sum, runErr
+}
+
+// serveMetrics starts the live metrics server of --metrics-addr (nil registry without it).
+// It binds before any backend is opened, so a busy address fails the run at once.
+func serveMetrics(opts *RunOptions, in *runInput) (*live.Registry, func(), error) {
+	if opts.MetricsAddr == "" {
+		return nil, func() {}, nil
+	}
+	names := make([]string, len(in.Variants))
+	for i, v := range in.Variants {
+		names[i] = v.Name
+	}
+	reg := live.New(live.Info{Version: version, Scenario: in.Scenario.Name, Backend: opts.Backend}, names, opNames(in.Ops))
+	srv, err := live.Listen(opts.MetricsAddr, reg)
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	opts.MetricsAddr = srv.Addr()
+	if !opts.Quiet {
+		fmt.Fprintf(opts.IO.ErrOut, "shardbench: live metrics on http://%s/metrics\n", srv.Addr())
+	}
+	if opts.metricsReady != nil {
+		opts.metricsReady(srv.Addr())
+	}
+	return reg, func() { srv.Close() }, nil
+}
+
+func opNames(ops []engine.OpInfo) []string {
+	out := make([]string, len(ops))
+	for i, o := range ops {
+		out[i] = o.Name
+	}
+	return out
 }
 
 // openBackends opens one backend per variant. On error the backends already opened are
@@ -460,16 +527,44 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// spinBelow maps --spin to the engine's SpinBelow (negative: never spin).
+// spinBelow maps --spin to the engine's SpinBelow (0: the engine chooses; negative: never
+// spin).
 func spinBelow(opts *RunOptions) time.Duration {
 	switch {
 	case opts.spinBelow != 0:
 		return opts.spinBelow
+	case opts.SpinAuto:
+		return 0
 	case opts.Spin == 0:
 		return -1
 	}
 	return opts.Spin
 }
+
+// spinFlag is --spin: "auto" or a duration.
+type spinFlag struct{ o *RunOptions }
+
+func (f *spinFlag) String() string {
+	if f.o == nil || f.o.SpinAuto {
+		return "auto"
+	}
+	return f.o.Spin.String()
+}
+
+func (f *spinFlag) Set(s string) error {
+	if s == "auto" {
+		f.o.SpinAuto = true
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want auto or a non-negative duration such as 2ms or 0")
+	}
+	f.o.SpinAuto, f.o.Spin = false, d
+	return nil
+}
+
+func (f *spinFlag) Type() string { return "auto|duration" }
 
 // startCPUProfile writes a Go CPU profile to path until the returned function is called
 // (path "": no profile, and a no-op to call).

@@ -103,6 +103,13 @@ type TokenRinger interface {
 	Ring() *cassandra.Ring
 }
 
+// Servers is implemented by backends that send operations to database servers: the hosts
+// (addresses or names, optionally with a port) they talk to, so the engine can tell whether
+// a server shares the machine with the harness (and then not spin a core it needs).
+type Servers interface {
+	ServerHosts() []string
+}
+
 // Info describes a backend for the summary.
 type Info struct {
 	Name      string

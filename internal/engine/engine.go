@@ -78,9 +78,15 @@ type Config struct {
 	// HardStop, when closed, abandons in-flight operations without waiting for the drain
 	// (a second Ctrl-C).
 	HardStop <-chan struct{}
-	// SpinBelow overrides how short a wait is spun rather than slept (default DefaultSpinBelow;
-	// negative: never spin, as tests under testing/synctest need).
-	SpinBelow time.Duration
+	// SpinBelow overrides how short a wait is spun rather than slept (0: AutoSpin chooses;
+	// negative: never spin, as tests under testing/synctest need). SpinReason says why, for
+	// the results (AutoSpin's reason, or the caller's).
+	SpinBelow  time.Duration
+	SpinReason string
+	// Intervals, when set, sees every closed interval of every variant (live metrics), after
+	// the results writer, from the goroutine that closes intervals: expected is the number
+	// of operations the schedule intended in it. iv is reused after the call.
+	Intervals func(variant int, expected float64, iv *metrics.Interval)
 	// Shard, when on, makes this process one shard of a distributed run (run --shard).
 	Shard Shard
 	// StartAt, when set, is the common clock of a distributed run (run --start-at): the
@@ -125,7 +131,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	// whole grains stay exact.
 	cfg.Tick = max(cfg.Tick.Round(backend.VirtualGrain), backend.VirtualGrain)
 	if cfg.SpinBelow == 0 {
-		cfg.SpinBelow = DefaultSpinBelow
+		cfg.SpinBelow, cfg.SpinReason = AutoSpin(cfg.Variants)
 	}
 	rcfg, err := applyShard(&cfg)
 	if err != nil {
@@ -246,8 +252,27 @@ func newSummary(cfg *Config) *results.Summary {
 	}
 	for _, v := range cfg.Variants {
 		s.Variants = append(s.Variants, results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true})
+		if v.Backend != nil && s.Dispatch == nil {
+			s.Dispatch = dispatchInfo(cfg)
+		}
 	}
 	return s
+}
+
+// dispatchInfo records how the dispatcher waits, for the summary.
+func dispatchInfo(cfg *Config) *results.Dispatch {
+	d := &results.Dispatch{Reason: cfg.SpinReason, CPUs: runtime.GOMAXPROCS(0)}
+	if cfg.SpinBelow > 0 {
+		d.SpinBelowMS = cfg.SpinBelow.Seconds() * 1e3
+	}
+	if d.Reason == "" {
+		if cfg.SpinBelow > 0 {
+			d.Reason = fmt.Sprintf("spins the last %s before each start (set by the caller)", cfg.SpinBelow)
+		} else {
+			d.Reason = "sleeps on timers, no spin (set by the caller); starts may be up to ~1 ms late, counted as schedule lag"
+		}
+	}
+	return d
 }
 
 // timeline adapts the schedule for the results writer: the run's operations, the part
@@ -290,15 +315,22 @@ func variantResult(cfg *Config, i int, col *metrics.Collector, started time.Time
 	return out
 }
 
-// progressSink wraps a results sink to report progress each interval.
+// progressSink wraps a results sink to report progress and hand each interval to
+// Config.Intervals.
 func progressSink(cfg *Config, i int, virtual bool, sink metrics.Sink) metrics.Sink {
-	if cfg.Progress == nil {
+	if cfg.Progress == nil && cfg.Intervals == nil {
 		return sink
 	}
 	tl := timeline(cfg)
 	var late, dropped int64
 	return func(iv *metrics.Interval) error {
 		err := sink(iv)
+		if cfg.Intervals != nil {
+			cfg.Intervals(i, tl.Expected(iv.Start, iv.End), iv)
+		}
+		if cfg.Progress == nil {
+			return err
+		}
 		secs := (iv.End - iv.Start).Seconds()
 		a := iv.All
 		late += a.Late

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,12 +16,6 @@ import (
 	"github.com/shardbench/shardbench/workloads"
 )
 
-// DefaultSpinBelow: waits shorter than this are spun (yielding) instead of slept, because a
-// timer sleep overshoots: by about 1 ms on the 2-core Debian VMs this was measured on, for
-// any requested sleep under a millisecond — a hundred times the gap between operations at
-// 100K ops/s. Longer waits sleep until spinBelow before the deadline, then spin.
-const DefaultSpinBelow = 2 * time.Millisecond
-
 // checkpointEvery is how often (in ticks) an in-progress summary is written, so even a
 // SIGKILLed run leaves a readable summary.json that is at most this old.
 const checkpointEvery = 5
@@ -30,6 +23,7 @@ const checkpointEvery = 5
 type worker struct {
 	rec  *metrics.Recorder
 	busy atomic.Int32 // 1 + op type while executing, 0 when idle
+	_    [52]byte     // a cache line of its own: workers on other cores store busy too
 }
 
 // runRealtime drives one variant in wall-clock time.
@@ -55,8 +49,10 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 
 	examples := newExamples()
 	workers := make([]*worker, sc.Load.MaxInFlight)
-	ch := make(chan workloads.Op)
+	// inFlight counts the operations handed to a worker and not yet recorded: the
+	// dispatcher counts one in before it hands it over, the worker counts it out once done.
 	var inFlight atomic.Int64
+	ch := make(chan workloads.Op)
 	var wg sync.WaitGroup
 	origin := cfg.variantOrigin(started) // every sample is nanoseconds since origin (monotonic clock)
 	for i := range workers {
@@ -69,6 +65,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 		}()
 	}
 	dispatchRec := metrics.NewRecorder()
+	cpuBefore := metrics.ProcessCPU()
 
 	// The ticker owns the collector: it drains every recorder and closes an interval.
 	var colMu sync.Mutex // held by the ticker and by the final flush
@@ -109,12 +106,14 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	lateNote := cfg.lateStartNote(origin, time.Now())
 
 	if v.Unserved != nil {
-		src = &servedSource{src: src, v: v, sh: cfg.Shard, rec: dispatchRec, ctx: ctx, origin: origin, spinBelow: cfg.SpinBelow}
+		sw := newWaiter(origin, cfg.SpinBelow, ctx.Done())
+		defer sw.stop()
+		src = &servedSource{src: src, v: v, sh: cfg.Shard, rec: dispatchRec, w: sw}
 	}
 	if cfg.Shard.On() {
 		src = &ownSource{src: src, sh: cfg.Shard} // after servedSource, which counts every shard's unserved operations
 	}
-	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, cfg.SpinBelow)
+	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, len(workers), cfg.SpinBelow)
 	if stopReason == "" && ctx.Err() != nil {
 		stopReason = "interrupted" // while servedSource waited for an unserved operation
 	}
@@ -138,6 +137,10 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	}
 	close(stopTicker)
 	<-tickerDone
+	// The client's CPU is that of the measured loop (dispatch, operations, intervals,
+	// checkpoints, drain), as a bare driver loop would measure its own: the summary
+	// computed next is reporting, not a cost per operation.
+	cpu := metrics.ProcessCPU() - cpuBefore
 	evs := events.stop()
 
 	colMu.Lock()
@@ -153,6 +156,12 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	span := time.Since(origin)
 	col.Flush(span, 0)
 	out := variantResult(cfg, vi, col, started, span, due)
+	if cpu > 0 {
+		out.Client = &results.ClientCost{CPUS: cpu.Seconds()}
+		if n := out.Totals.Completed; n > 0 {
+			out.Client.PerOpUS = float64(cpu.Microseconds()) / float64(n)
+		}
+	}
 	out.Events = evs
 	if lateNote != "" {
 		out.Notes = append(out.Notes, lateNote)
@@ -176,10 +185,15 @@ func opNames(ops []OpInfo) []string {
 }
 
 func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backend.Backend, origin time.Time, inFlight *atomic.Int64, ex *examples) {
-	for op := range ch {
+	// One operation the backend sees through a pointer, for the worker's life: a loop
+	// variable passed by address to an interface method would be allocated on every
+	// operation.
+	op := new(workloads.Op)
+	for o := range ch {
+		*op = o
 		w.busy.Store(int32(op.Type) + 1)
 		start := time.Since(origin)
-		out := be.Execute(ctx, &op)
+		out := be.Execute(ctx, op)
 		end := time.Since(origin)
 		w.busy.Store(0)
 		w.rec.Record(metrics.Sample{
@@ -198,13 +212,11 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 // the dispatcher waits, so it falls in its own interval and an interrupt before it is due
 // leaves it uncounted, as a dispatched one would be).
 type servedSource struct {
-	src       Source
-	v         *Variant
-	sh        Shard // another shard's unserved operation is recorded as foreign
-	rec       *metrics.Recorder
-	ctx       context.Context
-	origin    time.Time
-	spinBelow time.Duration
+	src Source
+	v   *Variant
+	sh  Shard // another shard's unserved operation is recorded as foreign
+	rec *metrics.Recorder
+	w   *waiter
 }
 
 func (s *servedSource) Next(op *workloads.Op) bool {
@@ -212,7 +224,7 @@ func (s *servedSource) Next(op *workloads.Op) bool {
 		if !s.v.unserved(op.Type) {
 			return true
 		}
-		if !waitUntil(s.ctx, s.origin, op.Intended, s.spinBelow) {
+		if !s.w.until(op.Intended) {
 			return false
 		}
 		flags := uint8(metrics.FlagUnserved)
@@ -226,10 +238,17 @@ func (s *servedSource) Next(op *workloads.Op) bool {
 
 // dispatch releases operations at their intended times. It returns why it stopped early
 // ("" when the schedule ended).
-func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, spinBelow time.Duration) string {
+//
+// With on_full: drop, an operation is dropped only when all workers are busy (inFlight at
+// the pool's size); otherwise it waits for the free worker to take it, which on a starved
+// machine may not be waiting on the channel yet (counted late if it takes long, never
+// dropped for it).
+func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, workers int, spinBelow time.Duration) string {
 	var op workloads.Op
 	done := ctx.Done()
 	drop := onFull == scenario.OnFullDrop
+	w := newWaiter(origin, spinBelow, done)
+	defer w.stop()
 	for {
 		select {
 		case <-done:
@@ -239,19 +258,15 @@ func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metr
 		if !src.Next(&op) {
 			return ""
 		}
-		if !waitUntil(ctx, origin, op.Intended, spinBelow) {
+		if !w.until(op.Intended) {
 			return "interrupted" // not yet due: never intended, so not counted
 		}
-		inFlight.Add(1)
-		if drop {
-			select {
-			case ch <- op:
-			default:
-				inFlight.Add(-1)
-				rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
-			}
+		// Only this goroutine counts in, so a free worker found here stays free.
+		if drop && inFlight.Load() >= int64(workers) {
+			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
 			continue
 		}
+		inFlight.Add(1)
 		select {
 		case ch <- op:
 		case <-done:
@@ -260,27 +275,6 @@ func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metr
 			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
 			return "interrupted"
 		}
-	}
-}
-
-// waitUntil returns at (or just after) origin+at, or false if ctx ends first.
-func waitUntil(ctx context.Context, origin time.Time, at, spinBelow time.Duration) bool {
-	for {
-		wait := at - time.Since(origin)
-		if wait <= 0 {
-			return true
-		}
-		if wait > spinBelow {
-			t := time.NewTimer(wait - max(spinBelow, 0))
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return false
-			}
-			continue
-		}
-		runtime.Gosched()
 	}
 }
 

@@ -42,6 +42,8 @@ type Summary struct {
 	Tool     Tool         `json:"tool"`
 	Scenario ScenarioInfo `json:"scenario"`
 	Backend  BackendInfo  `json:"backend"`
+	// Dispatch is how operations were released in real time (nil for simulated runs).
+	Dispatch *Dispatch `json:"dispatch,omitempty"`
 	// StartedAt and EndedAt are wall-clock times of the whole run.
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
@@ -121,6 +123,24 @@ type BackendInfo struct {
 	Details   map[string]string `json:"details,omitempty"`
 }
 
+// Dispatch is how the real-time engine waited for each operation's intended start, and why.
+type Dispatch struct {
+	// SpinBelowMS: waits shorter than this were spun; 0 when the dispatcher only slept on
+	// timers (starts up to about a millisecond late, counted as schedule lag).
+	SpinBelowMS float64 `json:"spin_below_ms"`
+	Reason      string  `json:"reason"`
+	CPUs        int     `json:"cpus"`
+}
+
+// ClientCost is the harness process's own CPU (user + system: dispatch, driver, recording)
+// while a real-time variant ran (from before its first dispatch to the end of its drain; the
+// summary computed after it is not included), in all and per completed operation: what decides how many
+// load machines a rate needs, and whether the client rather than the server was the limit.
+type ClientCost struct {
+	CPUS    float64 `json:"cpu_s"`
+	PerOpUS float64 `json:"per_op_us"`
+}
+
 // Phase is a scenario phase on the run's time line.
 type Phase struct {
 	Name        string  `json:"name"`
@@ -151,6 +171,8 @@ type Variant struct {
 	// DurationS is the measured span: the schedule, plus the drain of the last operations.
 	DurationS   float64 `json:"duration_s"`
 	Interrupted bool    `json:"interrupted,omitempty"`
+	// Client is the harness's CPU during this variant (real-time variants).
+	Client *ClientCost `json:"client,omitempty"`
 	// Totals is every served operation merged: an operation the variant does not serve
 	// adds only to Totals.Unserved.
 	Totals OpStats   `json:"totals"`

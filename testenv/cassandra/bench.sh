@@ -44,7 +44,7 @@ st() { # rate-arg label
 }
 # Populate the keys both read (stress's own keyspace; shardbench reads what its writes made).
 testenv/cassandra/stress.sh user profile="$profile" "ops(insert=1)" n=100000 no-warmup -rate threads=32 -node 127.0.0.1 >"$out/populate.log" 2>&1
-sb "$rate" "sb-fixed"
+sb "$rate" "sb-fixed-spin" --spin 2ms
 sb "$rate" "sb-fixed-nospin" --spin 0
 st "threads=64 fixed=${rate}/s" "st-fixed"
 sb 50000 "sb-max"

@@ -19,6 +19,8 @@
 #   CASSANDRA_STOP_TIMEOUT   seconds between SIGTERM and SIGKILL                    (60)
 #   CASSANDRA_JMX_BASE       JMX port of node 1; node K uses base+K-1             (7199)
 #   CASSANDRA_CQL_PORT       native_transport_port on every node address          (9042)
+#   CASSANDRA_ADDRESS_BASE   last octet of node 1's address: node K listens on
+#                            127.0.0.(base+K-1) and node 1 is the seed                 (1)
 #   CASSANDRA_JVM_OPTS       extra JVM options appended to every node's command line
 #   MVN                      Maven command                                          (mvn)
 
@@ -41,6 +43,7 @@ CASSANDRA_START_TIMEOUT="${CASSANDRA_START_TIMEOUT:-300}"
 CASSANDRA_STOP_TIMEOUT="${CASSANDRA_STOP_TIMEOUT:-60}"
 CASSANDRA_JMX_BASE="${CASSANDRA_JMX_BASE:-7199}"
 CASSANDRA_CQL_PORT="${CASSANDRA_CQL_PORT:-9042}"
+CASSANDRA_ADDRESS_BASE="${CASSANDRA_ADDRESS_BASE:-1}"
 CASSANDRA_JVM_OPTS="${CASSANDRA_JVM_OPTS:-}"
 MVN="${MVN:-mvn}"
 
@@ -90,7 +93,7 @@ check_node() {
   fi
 }
 
-node_ip() { echo "127.0.0.$1"; }
+node_ip() { echo "127.0.0.$((CASSANDRA_ADDRESS_BASE + $1 - 1))"; }
 node_dir() { echo "$CASSANDRA_BASE_DIR/node$1"; }
 node_pidfile() { echo "$(node_dir "$1")/cassandra.pid"; }
 node_log() { echo "$(node_dir "$1")/logs/system.log"; }
@@ -198,7 +201,7 @@ commitlog_sync_period: 10000ms
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:7000"
+      - seeds: "$(node_ip 1):7000"
 listen_address: $ip
 rpc_address: $ip
 storage_port: 7000

@@ -36,4 +36,4 @@ log "starting $n node(s) of cluster '$CASSANDRA_CLUSTER_NAME' (Cassandra $CASSAN
 for k in $(seq 1 "$n"); do
   start_node "$k"
 done
-log "cluster up: $n node(s) in $(($(date +%s) - t0)) s; contact point 127.0.0.1:$CASSANDRA_CQL_PORT"
+log "cluster up: $n node(s) in $(($(date +%s) - t0)) s; contact point $(node_ip 1):$CASSANDRA_CQL_PORT"

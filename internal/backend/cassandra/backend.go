@@ -3,8 +3,8 @@
 // token-aware host selection (DC-aware round robin as the fallback), prepared statements,
 // the design's consistency and serial consistency per step, batches and LWTs; creates each
 // variant's keyspace from the design's DDL; attributes every request to the coordinator
-// that served it (a query observer); and writes the cluster's own view (release version,
-// nodes, tokens, system_views figures) to server.json.
+// that served it (from the driver's iterator: Host, Attempts, Latency); and writes the
+// cluster's own view (release version, nodes, tokens, system_views figures) to server.json.
 //
 // Only this package (and internal/backend/mongo) imports a database driver.
 package cassandra
@@ -56,8 +56,11 @@ type Backend struct {
 	loaded *backend.LoadResult
 	reads  *backend.ReadRows
 
-	argPool sync.Pool
-	accPool sync.Pool
+	// scratch holds what Execute reuses (*scratch).
+	scratch sync.Pool
+	// driverBounds: the driver's request timeout is the operation's and nothing retries,
+	// so an operation of one request needs no deadline of its own.
+	driverBounds bool
 
 	foreign    atomic.Int64
 	found      atomic.Int64
@@ -113,6 +116,7 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 		b.timeout = cfg.Scenario.Load.Timeout
 	}
 	b.keyspace = keyspaceName(o.Keyspace, cfg.Plan.Design.Cassandra.Keyspace, cfg.Variant.Name)
+	b.driverBounds = (o.RequestTimeout == 0 || o.RequestTimeout <= b.timeout) && o.Retry.Attempts == 0
 
 	// A first session with plain round robin: it learns the cluster (local DC, ring,
 	// version) and runs the DDL; the measuring session is then opened knowing the local DC
@@ -155,7 +159,7 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 const schemaTimeout = 60 * time.Second
 
 // connect opens a session on the target; observe marks the measured session (with the
-// query observer and the operations' request timeout) as opposed to the set-up session.
+// operations' request timeout) as opposed to the set-up session.
 func (b *Backend) connect(policy gocql.HostSelectionPolicy, observe bool) (*gocql.Session, error) {
 	c := gocql.NewCluster(b.target.hosts...)
 	c.Port = b.target.port
@@ -191,10 +195,6 @@ func (b *Backend) connect(policy gocql.HostSelectionPolicy, observe bool) (*gocq
 			KeyPath:                b.opts.TLS.KeyFile,
 			EnableHostVerification: !b.opts.TLS.InsecureSkipVerify,
 		}
-	}
-	if observe {
-		c.QueryObserver = b.obs
-		c.BatchObserver = b.obs
 	}
 	s, err := c.CreateSession()
 	if err != nil {
@@ -304,47 +304,75 @@ func rewriteKeyspace(cql, designKS, ks string) string {
 // Execute runs the operation's Cassandra accesses in order; consecutive writes of the same
 // batch group travel in one batch. The first failure ends the operation.
 func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome {
-	accp, _ := b.accPool.Get().(*[]design.Access)
-	if accp == nil {
-		accp = new([]design.Access)
+	sc, _ := b.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
 	}
-	defer b.accPool.Put(accp)
-	acc := b.cfg.Plan.Accesses(op, (*accp)[:0])
-	*accp = acc
-	ctx, cancel := context.WithTimeout(ctx, b.timeout)
-	defer cancel()
+	defer b.scratch.Put(sc)
+	acc := b.cfg.Plan.Accesses(op, sc.acc[:0])
+	sc.acc = acc
+	// An operation of one request is bounded by the driver's request timeout, which is
+	// the operation's (connect): a context deadline too would cost a timer and an
+	// allocation on every operation. Several requests, retries or a longer request
+	// timeout need the operation's own deadline.
+	if !b.driverBounds || !oneRequest(acc) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.timeout)
+		defer cancel()
+	}
 	for i := 0; i < len(acc); i++ {
 		a := &acc[i]
 		if a.Step.Database != design.Cassandra {
 			b.foreign.Add(1)
 			return backend.Outcome{Class: metrics.Client, Err: fmt.Errorf("internal error (please report): %s step %d runs on %s, yet the cassandra backend was given the operation (the engine does not dispatch what a backend does not serve)", a.Step.Op, a.Step.Index, a.Step.Database)}
 		}
-		if a.Step.Batch != design.NoBatch {
-			j := i + 1
-			for j < len(acc) && acc[j].Step.Batch == a.Step.Batch && acc[j].Step.BatchGroup == a.Step.BatchGroup && acc[j].Step.Database == design.Cassandra {
-				j++
+		if j := batchEnd(acc, i); j-i > 1 {
+			if err := b.runBatch(ctx, acc[i:j], op); err != nil {
+				return b.fail(ctx, a, err)
 			}
-			if j-i > 1 {
-				if err := b.runBatch(ctx, acc[i:j], op); err != nil {
-					return b.fail(ctx, a, err)
-				}
-				i = j - 1
-				continue
-			}
+			i = j - 1
+			continue
 		}
-		if err := b.run(ctx, a, op); err != nil {
+		if err := b.send(ctx, a, op, &sc.args); err != nil {
 			return b.fail(ctx, a, err)
 		}
 	}
 	return backend.Outcome{}
 }
 
+// scratch is what one Execute reuses from the last: the accesses and the bound values.
+type scratch struct {
+	acc  []design.Access
+	args []any
+}
+
+// batchEnd is the end of the batch that starts at acc[i]: consecutive Cassandra writes of
+// the same batch group (i+1 when acc[i] is not batched).
+func batchEnd(acc []design.Access, i int) int {
+	a := &acc[i]
+	j := i + 1
+	if a.Step.Batch == design.NoBatch {
+		return j
+	}
+	for j < len(acc) && acc[j].Step.Batch == a.Step.Batch && acc[j].Step.BatchGroup == a.Step.BatchGroup && acc[j].Step.Database == design.Cassandra {
+		j++
+	}
+	return j
+}
+
+// oneRequest reports whether the accesses go in one request: a single statement, or one
+// batch.
+func oneRequest(acc []design.Access) bool {
+	return len(acc) == 1 || len(acc) > 1 && batchEnd(acc, 0) == len(acc)
+}
+
 func (b *Backend) fail(ctx context.Context, a *design.Access, err error) backend.Outcome {
 	return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.log.Redact(fmt.Sprintf("%s step %d %s %s: %v", a.Step.Op, a.Step.Index, a.Step.Statement, a.Step.Target, err)))}
 }
 
-func (b *Backend) args(a *design.Access, op *workloads.Op) []any {
-	vals := a.Bind(op, nil)
+// args binds an access's values for the driver into dst.
+func args(a *design.Access, op *workloads.Op, dst []any) []any {
+	vals := a.Bind(op, dst)
 	for i, v := range vals {
 		vals[i] = toDriver(v)
 	}
@@ -353,42 +381,59 @@ func (b *Backend) args(a *design.Access, op *workloads.Op) []any {
 
 // run sends one access's statement.
 func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) error {
+	var buf []any
+	return b.send(ctx, a, op, &buf)
+}
+
+// send sends one access's statement with its values bound into *buf, which the caller
+// reuses: the driver keeps no reference to them once the request has returned.
+func (b *Backend) send(ctx context.Context, a *design.Access, op *workloads.Op, buf *[]any) error {
 	st := b.stmts[a.Step]
 	if st == nil {
 		return fmt.Errorf("no prepared statement for %s", a.Step)
 	}
 	b.statements.Add(1)
-	q := b.session.Query(st.cql, b.args(a, op)...).Consistency(st.consistency).Idempotent(st.idempotent)
+	vals := args(a, op, (*buf)[:0])
+	*buf = vals
+	defer clear(vals) // keep no values alive between operations
+	q := b.session.Query(st.cql, vals...).Consistency(st.consistency).Idempotent(st.idempotent)
+	if st.lwt {
+		q = q.SerialConsistency(st.serial)
+	}
+	iter := q.IterContext(ctx)
+	applied, rows := true, 0
 	switch {
 	case st.lwt:
-		q = q.SerialConsistency(st.serial)
-		iter := q.IterContext(ctx)
-		applied := true
-		if cols := iter.Columns(); len(cols) > 0 && cols[0].Name == "[applied]" {
-			m := map[string]any{}
-			if iter.MapScan(m) {
-				applied, _ = m["[applied]"].(bool)
-			}
-		}
-		if err := iter.Close(); err != nil {
-			return err
-		}
-		if applied {
-			b.applied.Add(1)
-		} else {
-			b.notApplied.Add(1)
-		}
-		return nil
+		applied = casApplied(iter)
 	case st.read:
-		iter := q.IterContext(ctx)
-		n := iter.NumRows()
-		if err := iter.Close(); err != nil {
-			return err
-		}
-		b.countRead(a.Step, n)
-		return nil
+		rows = iter.NumRows()
 	}
-	return q.ExecContext(ctx)
+	err := iter.Close()
+	b.obs.count(iter, false, err)
+	switch {
+	case err != nil:
+		return err
+	case st.lwt && applied:
+		b.applied.Add(1)
+	case st.lwt:
+		b.notApplied.Add(1)
+	case st.read:
+		b.countRead(a.Step, rows)
+	}
+	return nil
+}
+
+// casApplied reads a lightweight transaction's [applied] column (true when the result has
+// none).
+func casApplied(iter *gocql.Iter) bool {
+	if cols := iter.Columns(); len(cols) > 0 && cols[0].Name == "[applied]" {
+		m := map[string]any{}
+		if iter.MapScan(m) {
+			applied, _ := m["[applied]"].(bool)
+			return applied
+		}
+	}
+	return true
 }
 
 // runBatch sends the accesses in one batch, at the first step's consistency.
@@ -406,25 +451,22 @@ func (b *Backend) runBatch(ctx context.Context, acc []design.Access, op *workloa
 			return fmt.Errorf("no prepared statement for %s", acc[i].Step)
 		}
 		lwt = lwt || st.lwt
-		bt.Query(st.cql, b.args(&acc[i], op)...)
+		bt.Query(st.cql, args(&acc[i], op, nil)...)
 	}
 	b.batches.Add(1)
 	b.statements.Add(int64(len(acc)))
-	if lwt {
-		applied, iter, err := bt.ExecCASContext(ctx)
-		if iter != nil {
-			iter.Close()
-		}
-		if err == nil {
-			if applied {
-				b.applied.Add(1)
-			} else {
-				b.notApplied.Add(1)
-			}
-		}
-		return err
+	iter := bt.IterContext(ctx)
+	applied := !lwt || casApplied(iter)
+	err := iter.Close()
+	b.obs.count(iter, true, err)
+	switch {
+	case err != nil || !lwt:
+	case applied:
+		b.applied.Add(1)
+	default:
+		b.notApplied.Add(1)
 	}
-	return bt.ExecContext(ctx)
+	return err
 }
 
 // Close closes the session.
@@ -440,6 +482,16 @@ func (b *Backend) Keyspace() string { return b.keyspace }
 
 // Ring is the cluster's token ring as read at Open (system.local and system.peers_v2).
 func (b *Backend) Ring() *placement.Ring { return b.ring }
+
+// ServerHosts is every node the operations may reach: the contact points and the nodes
+// read from system.local/peers_v2 (backend.Servers).
+func (b *Backend) ServerHosts() []string {
+	out := append([]string(nil), b.target.hosts...)
+	for _, p := range b.peers {
+		out = append(out, p.Host)
+	}
+	return out
+}
 
 // LocalDC is the data centre the client prefers.
 func (b *Backend) LocalDC() string { return b.localDC }

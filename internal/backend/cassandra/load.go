@@ -104,12 +104,12 @@ func (b *Backend) writeRows(ctx context.Context, l *design.Loader, rows []backen
 			var err error
 			if g.to-g.from == 1 {
 				r := &rows[g.from]
-				err = b.session.Query(cql, b.args(&r.A, &r.Op)...).Consistency(cl).Idempotent(true).ExecContext(ctx)
+				err = b.session.Query(cql, args(&r.A, &r.Op, nil)...).Consistency(cl).Idempotent(true).ExecContext(ctx)
 			} else {
 				bt := b.session.Batch(gocql.UnloggedBatch).Consistency(cl)
 				for i := g.from; i < g.to; i++ {
 					r := &rows[i]
-					bt.Query(cql, b.args(&r.A, &r.Op)...)
+					bt.Query(cql, args(&r.A, &r.Op, nil)...)
 				}
 				err = bt.ExecContext(ctx)
 			}

@@ -1,7 +1,6 @@
 package cassandra
 
 import (
-	"context"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -9,11 +8,16 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 )
 
-// observer attributes every request (each attempt, each page) to the node that
-// coordinated it: per-node traffic as the client saw it.
+// observer attributes every request to the node that coordinated it, from the driver's
+// iterator once the request has returned (Iter.Host, Attempts, Latency): per-node traffic
+// as the client saw it. It is not a gocql QueryObserver: with one set, the driver builds
+// a map and formats host addresses for every query. It counts on every request, so the
+// counts of a host are found by the driver's *HostInfo (stable while the host is in the
+// ring) without a lock or an allocation; the address is formatted once per host.
 type observer struct {
-	mu    sync.RWMutex
-	hosts map[string]*hostCount
+	byHost sync.Map // *gocql.HostInfo (nil: unknown) -> *hostCount
+	mu     sync.Mutex
+	hosts  map[string]*hostCount // by address: what snapshot reports
 }
 
 type hostCount struct {
@@ -24,42 +28,38 @@ type hostCount struct {
 func newObserver() *observer { return &observer{hosts: map[string]*hostCount{}} }
 
 func (o *observer) host(h *gocql.HostInfo) *hostCount {
+	if c, ok := o.byHost.Load(h); ok {
+		return c.(*hostCount)
+	}
 	name := "unknown"
 	if h != nil {
 		name = h.ConnectAddress().String()
 	}
-	o.mu.RLock()
-	c := o.hosts[name]
-	o.mu.RUnlock()
-	if c != nil {
-		return c
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if c = o.hosts[name]; c == nil {
+	c := o.hosts[name]
+	if c == nil {
 		c = &hostCount{}
 		o.hosts[name] = c
 	}
+	o.byHost.Store(h, c)
 	return c
 }
 
-// ObserveQuery implements gocql.QueryObserver.
-func (o *observer) ObserveQuery(_ context.Context, q gocql.ObservedQuery) {
-	c := o.host(q.Host)
-	c.requests.Add(1)
-	c.nanos.Add(int64(q.End.Sub(q.Start)))
-	if q.Err != nil {
-		c.errors.Add(1)
+// count adds a request's attempts to the host that served it (the last attempt's host:
+// with retries, earlier attempts on other hosts count there too).
+func (o *observer) count(iter *gocql.Iter, batch bool, err error) {
+	n := int64(iter.Attempts())
+	if n == 0 {
+		return // never sent: no host was available
 	}
-}
-
-// ObserveBatch implements gocql.BatchObserver.
-func (o *observer) ObserveBatch(_ context.Context, b gocql.ObservedBatch) {
-	c := o.host(b.Host)
-	c.requests.Add(1)
-	c.batches.Add(1)
-	c.nanos.Add(int64(b.End.Sub(b.Start)))
-	if b.Err != nil {
+	c := o.host(iter.Host())
+	c.requests.Add(n)
+	c.nanos.Add(iter.Latency() * n)
+	if batch {
+		c.batches.Add(n)
+	}
+	if err != nil {
 		c.errors.Add(1)
 	}
 }
@@ -72,8 +72,8 @@ type NodeStat struct {
 }
 
 func (o *observer) snapshot() []NodeStat {
-	o.mu.RLock()
-	defer o.mu.RUnlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	out := make([]NodeStat, 0, len(o.hosts))
 	for n, c := range o.hosts {
 		s := NodeStat{Node: n, Requests: c.requests.Load(), Errors: c.errors.Load(), Batches: c.batches.Load()}
@@ -89,6 +89,7 @@ func (o *observer) snapshot() []NodeStat {
 func (o *observer) reset() {
 	o.mu.Lock()
 	o.hosts = map[string]*hostCount{}
+	o.byHost.Clear()
 	o.mu.Unlock()
 }
 

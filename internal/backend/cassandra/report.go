@@ -144,7 +144,7 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 		_ = i
 	}
 	sv.Tables = append(sv.Tables, nt)
-	ct := results.ServerTable{Title: "requests per coordinator (client-side, query observer)", Subject: "nodes",
+	ct := results.ServerTable{Title: "requests per coordinator (client-side, from the driver's iterator)", Subject: "nodes",
 		Columns: []string{"node", "requests", "batches", "errors", "mean ms"}, Numeric: []bool{false, true, true, true, true}}
 	var total int64
 	for _, c := range coords {

@@ -66,6 +66,8 @@ type Backend struct {
 	before       serverSnapshot
 
 	wtimeoutNoted bool
+	// hosts are the servers the target names (seed list; SRV resolved).
+	hosts []string
 
 	accPool sync.Pool
 	// foreign counts operations with steps on another database (mixed designs).
@@ -195,6 +197,7 @@ func (b *Backend) connect(ctx context.Context) error {
 	if err := co.Validate(); err != nil {
 		return &UsageError{fmt.Errorf("--target %s: %s", t.redacted, b.log.Redact(err.Error()))}
 	}
+	b.hosts = co.Hosts
 	var err error
 	b.client, err = mongo.Connect(co)
 	if err != nil {
@@ -329,6 +332,9 @@ func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome
 	return backend.Outcome{}
 }
 
+// upsert is the options of an upserting updateOne (read-only, shared by every operation).
+var upsert = options.UpdateOne().SetUpsert(true)
+
 // run sends one access's command.
 func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) error {
 	cmd := a.Mongo(op)
@@ -345,11 +351,12 @@ func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) e
 		_, err := coll.InsertOne(ctx, b.conv.doc(cmd.Document))
 		return err
 	case "updateOne":
-		uo := options.UpdateOne()
+		var err error
 		if cmd.Upsert {
-			uo.SetUpsert(true)
+			_, err = coll.UpdateOne(ctx, filter, b.conv.doc(cmd.Update), upsert)
+		} else {
+			_, err = coll.UpdateOne(ctx, filter, b.conv.doc(cmd.Update))
 		}
-		_, err := coll.UpdateOne(ctx, filter, b.conv.doc(cmd.Update), uo)
 		return err
 	case "deleteOne":
 		_, err := coll.DeleteOne(ctx, filter)
@@ -398,6 +405,9 @@ func (b *Backend) Close() error {
 	defer cancel()
 	return b.client.Disconnect(ctx)
 }
+
+// ServerHosts is the servers the target names (backend.Servers).
+func (b *Backend) ServerHosts() []string { return b.hosts }
 
 // Database is the variant's database name.
 func (b *Backend) Database() string { return b.dbName }
