@@ -96,8 +96,8 @@ func (c *Calibration) WriteFile(path string) error {
 	return os.WriteFile(path, append([]byte(head), body...), 0o644)
 }
 
-// applyTo lays the fitted values over o: every field the calibration sets wins.
-func (c *Calibration) applyTo(o *Options) {
+// ApplyTo lays the fitted values over o: every field the calibration sets wins.
+func (c *Calibration) ApplyTo(o *Options) {
 	if c.Cassandra != nil {
 		overlay(&o.Cassandra, c.Cassandra)
 	}
@@ -147,7 +147,7 @@ func LoadOptions(sc *scenario.Scenario) (Options, error) {
 		}
 		return o, errs.Err()
 	}
-	c.applyTo(&o)
+	c.ApplyTo(&o)
 	return o, nil
 }
 

@@ -43,6 +43,8 @@ type cassCluster struct {
 	// joining node: serves no reads and takes no place in the ring until its streaming
 	// ends.
 	joins []join
+	// served counts each node's replica and coordinator requests per table (served.go).
+	served servedCounts
 }
 
 type join struct {
@@ -159,6 +161,10 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *reach, t int
 		if a.Bytes > 0 {
 			bytes = int64(a.Bytes)
 		}
+		if serial > 0 {
+			c.served.read(step, -1, c.live[:serial]) // Paxos reads the partition at the serial level
+		}
+		c.served.write(step, coord, c.live)
 		cur := arrive
 		for round := 0; round < rounds; round++ {
 			c.ends = c.ends[:0]
@@ -196,6 +202,7 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *reach, t int
 		}
 		c.pick = append(c.pick, best)
 	}
+	c.served.read(step, coord, c.pick)
 	cost := m.Read + m.Row*durationOf(max(a.Rows, 1)-1)
 	if w.keyed {
 		size := s.sizes.get(w.fp, op.Time, step.TTL)

@@ -38,6 +38,11 @@ type FitInput struct {
 	Limit int64
 	// Progress, when set, hears one line per trial.
 	Progress func(string)
+	// Adjust, when set, changes each variant's options before every trial simulation
+	// (after the candidate service times are set), and with variant "" the options the
+	// fit starts from: `shardbench fidelity` fits on the live cluster's ring and
+	// replication with the measured round trip. It must leave service times alone.
+	Adjust func(variant string, o *Options)
 }
 
 // minFitCount is the fewest measured operations an operation type needs to be fitted: a
@@ -64,6 +69,9 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	base, err := LoadOptions(in.Scenario)
 	if err != nil {
 		return nil, err
+	}
+	if in.Adjust != nil {
+		in.Adjust("", &base)
 	}
 	f := &fitter{in: in, opt: base, kind: map[string]workloads.Kind{}}
 	for _, op := range in.Prepared.Model.Ops {
@@ -344,7 +352,11 @@ func (f *fitter) simulate(ctx context.Context, withP99 bool) (map[key]*simStat, 
 	for _, vi := range f.vars {
 		v := f.in.Prepared.Variants[vi]
 		cfg := backend.Config{Scenario: f.in.Scenario, Model: f.in.Prepared.Model, Variant: v, Plan: f.in.Prepared.Plans[vi], VariantIndex: vi}
-		s, err := open(cfg, f.opt)
+		o := f.opt
+		if f.in.Adjust != nil {
+			f.in.Adjust(v.Name, &o)
+		}
+		s, err := open(cfg, o)
 		if err != nil {
 			return nil, err
 		}

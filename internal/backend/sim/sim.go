@@ -86,6 +86,18 @@ func Open(_ context.Context, cfg backend.Config) (*Simulator, error) {
 	return open(cfg, o)
 }
 
+// OpenWith is Open with the scenario's options (its calibration applied) then changed by
+// adjust: `shardbench fidelity` simulates a live cluster this way, on the ring, racks and
+// replication read from it and with the service times fitted to it.
+func OpenWith(_ context.Context, cfg backend.Config, adjust func(*Options)) (*Simulator, error) {
+	o, err := LoadOptions(cfg.Scenario)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	adjust(&o)
+	return open(cfg, o)
+}
+
 // open builds the simulator with the given options (calibrate tries candidates).
 func open(cfg backend.Config, o Options) (*Simulator, error) {
 	if cfg.Plan == nil {
@@ -478,6 +490,9 @@ func (s *Simulator) serverView() results.ServerVariant {
 			results.ServerSeries{Metric: "queue length", Unit: "count", Node: name, Points: ns.queue})
 	}
 	sv.Tables = append(sv.Tables, tbl)
+	if s.cass != nil {
+		sv.Tables = append(sv.Tables, servedTable(s.Served()))
+	}
 	if s.mongo != nil {
 		sv.Tables = append(sv.Tables, s.mongo.chunkTable())
 	}
