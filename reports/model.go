@@ -33,6 +33,8 @@ type run struct {
 	Server    *results.ServerReport
 	// Analysis is analysis.json (shardbench analyze): the predicted key analysis.
 	Analysis *results.Analysis
+	// Fidelity is fidelity.json (shardbench fidelity): this run beside its simulation.
+	Fidelity *results.Fidelity
 	Kind     string
 	Scenario bool // scenario.yaml is present
 	// Warnings are files that could not be read; the report renders without them and says so.
@@ -92,6 +94,7 @@ func loadRun(dir string) (*run, error) {
 	} else {
 		r.Server = s
 	}
+	loadFidelity(r)
 	_, err = os.Stat(filepath.Join(dir, results.ScenarioFile))
 	r.Scenario = err == nil
 	r.Kind = r.kind()

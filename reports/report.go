@@ -343,6 +343,7 @@ type page struct {
 	LatencyNote                string
 	LatencyCharts              []*chartView
 	LatencyTable               *table
+	Fidelity                   *fidelityView
 	Hot                        *hotView
 	Keys                       *keysView
 	Variants                   []variantView
@@ -383,6 +384,7 @@ func (r *renderer) page() (*page, error) {
 			pg.LatencyTable = r.latencyTable()
 		}
 	}
+	pg.Fidelity = r.fidelity()
 	if pg.Hot, err = r.hot(); err != nil {
 		return nil, err
 	}
@@ -393,6 +395,9 @@ func (r *renderer) page() (*page, error) {
 	pg.TOC = []tocEntry{{"verdict", "Verdict"}, {"run", "Run"}, {"overview", map[bool]string{true: "Side by side", false: "Overview"}[r.compare]}}
 	if pg.Comparison != nil {
 		pg.TOC = append(pg.TOC, tocEntry{"compare", "Comparison"})
+	}
+	if pg.Fidelity != nil {
+		pg.TOC = append(pg.TOC, tocEntry{"fidelity", "Fidelity"})
 	}
 	if pg.HasLatency {
 		pg.TOC = append(pg.TOC, tocEntry{"latency", "Latency"})

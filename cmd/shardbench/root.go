@@ -58,6 +58,7 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newKeyCmd(io, nil),
 		newAnalyzeCmd(io, nil),
 		newCalibrateCmd(io, nil),
+		newFidelityCmd(io, nil),
 	)
 	return root
 }
