@@ -113,11 +113,11 @@ func fitFidelity(ctx context.Context, in *runInput, real *realSide, variant stri
 		for _, op := range v.Ops {
 			if op.Served() {
 				measured = append(measured, sim.Measured{Variant: v.Name, Op: op.Op, Count: op.Service.Count,
-					Mean: msDuration(op.Service.Mean), P99: msDuration(op.Service.P99)})
+					Mean: msDuration(op.Service.Mean), P50: msDuration(op.Service.P50), P99: msDuration(op.Service.P99)})
 			}
 		}
 	}
-	return sim.Fit(ctx, sim.FitInput{Scenario: in.Scenario, Prepared: in.Prepared, Measured: measured, Limit: limit, Adjust: real.adjust(network)})
+	return sim.Fit(ctx, sim.FitInput{Scenario: in.Scenario, Prepared: in.Prepared, Measured: measured, Limit: limit, Adjust: real.adjust(network), Shape: true})
 }
 
 // fidelityTwin is the simulation of the real run: the cluster's model and the service
@@ -244,6 +244,9 @@ func calibrationModel(c *sim.Calibration) string {
 	m := c.Cassandra
 	us := func(d time.Duration) string { return d.Round(100 * time.Nanosecond).String() }
 	s := fmt.Sprintf("read %s, row %s, sstable %s, scan %s, write %s", us(m.Read), us(m.Row), us(m.SSTable), us(m.Scan), us(m.Write))
+	if c.ServiceSpread > 0 {
+		s += fmt.Sprintf("; log-normal σ %.2f", c.ServiceSpread)
+	}
 	if n := len(c.OperationScale); n > 0 {
 		s += fmt.Sprintf("; %d per-operation scale(s) of the calibration variant", n)
 	}

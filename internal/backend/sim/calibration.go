@@ -38,6 +38,9 @@ type Calibration struct {
 	MongoDB   *MongoModel     `yaml:"mongodb,omitempty"`
 	// OperationScale is the per-operation factor on every service time drawn.
 	OperationScale map[string]float64 `yaml:"operation_scale,omitempty"`
+	// ServiceSpread is the fitted σ of log-normal service times (0: the default shape;
+	// see Options.ServiceSpread).
+	ServiceSpread float64 `yaml:"service_spread,omitempty"`
 	// Fit is, per variant and operation, the measured and the calibrated simulation's
 	// service times: how good the fit is.
 	Fit   []FitRow `yaml:"fit,omitempty"`
@@ -71,6 +74,9 @@ func ReadCalibration(path string) (*Calibration, error) {
 		errs.AddAt(c.Loc, "schema", "want %q (a file written by shardbench calibrate), got %q", CalibrationSchema, c.Schema)
 	}
 	checkScales(&errs, c.Loc, c.OperationScale)
+	if c.ServiceSpread < 0 || c.ServiceSpread > 4 {
+		errs.AddAt(c.Loc, "service_spread", "must be between 0 and 4 (σ of the log of a service time), got %g", c.ServiceSpread)
+	}
 	if c.Cassandra != nil {
 		checkCassandra(&errs, c.Cassandra)
 	}
@@ -109,6 +115,9 @@ func (c *Calibration) ApplyTo(o *Options) {
 	}
 	for op, f := range c.OperationScale {
 		o.OperationScale[op] = f
+	}
+	if c.ServiceSpread > 0 {
+		o.ServiceSpread = c.ServiceSpread
 	}
 }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -348,6 +349,9 @@ func sameGroup(a, b *design.Access) bool {
 func (s *Simulator) draw(mean time.Duration) int64 {
 	if mean <= 0 {
 		return 0
+	}
+	if σ := s.opt.ServiceSpread; σ > 0 {
+		return int64(float64(mean) * s.scale * math.Exp(σ*s.rng.NormFloat64()-σ*σ/2))
 	}
 	h := float64(mean) * s.scale / 2
 	return int64(h + h*s.rng.ExpFloat64())
