@@ -8,7 +8,7 @@ BIN     := $(CURDIR)/bin/shardbench
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build demo test unit vet fuzz bench pgo fidelity clean
+.PHONY: all build demo test unit vet fuzz fuzz-short fuzz-keep bench pgo fidelity clean
 
 include testenv/cassandra/cassandra.mk
 include testenv/ferretdb/ferretdb.mk
@@ -25,7 +25,7 @@ demo: build
 ## test: vet, unit tests, and every integration test whose server the project starts itself
 ## (3-node Cassandra, PostgreSQL + FerretDB, Java HdrHistogram, Chromium), stopped at the end.
 ## A missing server is a failure, never a skip (SHARDBENCH_INTEGRATION=require).
-test: vet
+test: vet fuzz-short
 	testenv/with-servers.sh $(GO) test -count=1 -timeout 40m ./...
 
 vet:
@@ -35,11 +35,35 @@ vet:
 unit:
 	$(GO) test -count=1 ./...
 
-## fuzz: a short run of every fuzz target (longer: make fuzz FUZZTIME=10m).
+## fuzz: every fuzz target for FUZZTIME each (longer: make fuzz FUZZTIME=10m). A failing
+## input is written under the package's testdata/fuzz and then runs with every `go test`;
+## the inputs found interesting stay in Go's cache until `make fuzz-keep` copies them there.
 FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./internal/yamlx:FuzzUnmarshal \
+	./internal/scenario:FuzzParse \
+	./internal/gate:FuzzParseBytes \
+	./internal/design:FuzzLoad \
+	./internal/results:FuzzReadDir
 fuzz:
-	$(GO) test ./internal/yamlx -run XXX -fuzz FuzzUnmarshal -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
-	$(GO) test ./internal/scenario -run XXX -fuzz FuzzParse -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test $${t%%:*} -run XXX -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s; \
+	done
+
+## fuzz-keep: copy the corpus the fuzz targets found (Go's cache) into testdata/fuzz.
+fuzz-keep:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		src=$$($(GO) env GOCACHE)/fuzz/github.com/shardbench/shardbench/$${pkg#./}/$$name; \
+		[ -d "$$src" ] || continue; \
+		mkdir -p $$pkg/testdata/fuzz/$$name && cp -n $$src/* $$pkg/testdata/fuzz/$$name/; \
+		echo "$$pkg/testdata/fuzz/$$name: $$(ls $$pkg/testdata/fuzz/$$name | wc -l) inputs"; \
+	done
+
+## fuzz-short: every fuzz target for a few seconds, as part of `make test`.
+fuzz-short:
+	$(MAKE) fuzz FUZZTIME=5s
 
 ## bench: the benchmarks behind the speed figures in the README, compiled with the
 ## profile the shipped binary is built with (`go test` does not apply default.pgo itself).

@@ -39,6 +39,8 @@ type run struct {
 	Scenario bool // scenario.yaml is present
 	// Warnings are files that could not be read; the report renders without them and says so.
 	Warnings []string
+	// Notes say how what was read is shown (a long time series at a coarser step).
+	Notes []string
 }
 
 // loadRun reads everything a report uses from one results directory.
@@ -65,6 +67,9 @@ func loadRun(dir string) (*run, error) {
 	switch {
 	case serr == nil:
 		r.Sum = sum
+		r.Warnings = append(r.Warnings, results.CheckHistogramLogs(dir, sum)...)
+	case errors.Is(serr, os.ErrNotExist) && results.CheckRunTraces(dir) != nil:
+		return nil, results.CheckRunTraces(dir)
 	case (hot != nil || an != nil) && errors.Is(statErr(filepath.Join(dir, results.SummaryFile)), os.ErrNotExist):
 		// A plan directory may hold only the hot-partition analysis; an analyze directory
 		// only the key analysis.
@@ -77,11 +82,16 @@ func loadRun(dir string) (*run, error) {
 	default:
 		return nil, serr
 	}
-	if pts, err := results.ReadTimeseries(dir); err != nil {
+	// Charts need no more points than a page has pixels: a long run's time series is read
+	// at a coarser step, so the report's memory stays bounded (maxSeriesPoints in all).
+	perVariant := min(maxVariantPoints, maxSeriesPoints/max(1, len(r.Sum.Variants)))
+	if sr, err := results.ReadSeries(dir, perVariant); err != nil {
 		r.Warnings = append(r.Warnings, err.Error())
 	} else {
-		for _, p := range pts {
-			r.Points[p.Variant] = append(r.Points[p.Variant], p)
+		r.Points = sr.Points
+		r.Warnings = append(r.Warnings, sr.Warnings...)
+		for _, v := range sortedKeys(sr.Step) {
+			r.Notes = append(r.Notes, fmt.Sprintf("Variant %s ran longer than its time line can show second by second: each point of its time charts covers %d intervals (counts and rates add up over them; each latency line shows the highest of them).", v, sr.Step[v]))
 		}
 	}
 	if g, err := results.ReadGate(dir); err != nil {
@@ -100,6 +110,14 @@ func loadRun(dir string) (*run, error) {
 	r.Kind = r.kind()
 	return r, nil
 }
+
+// maxVariantPoints bounds one variant's time series points in a report (5.5 hours at
+// one point per second; a chart is about a thousand pixels wide), and maxSeriesPoints
+// all variants' together (fewer per variant beyond 25 variants).
+const (
+	maxVariantPoints = 20_000
+	maxSeriesPoints  = 500_000
+)
 
 func statErr(path string) error {
 	_, err := os.Stat(path)

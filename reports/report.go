@@ -143,6 +143,7 @@ func render(runs []*run, compare bool, opts Options) (*Output, error) {
 		for _, w := range run.Warnings {
 			r.warnings = append(r.warnings, w)
 		}
+		r.notes = append(r.notes, run.Notes...)
 	}
 	if len(r.sides) == 0 {
 		r.notes = append(r.notes, "The results hold no variant: nothing ran.")

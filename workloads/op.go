@@ -8,8 +8,10 @@
 //   - [Op] is one logical operation: a flat value without pointers.
 //   - Workloads (sessions, carts, views, orders, catalog; one package each under
 //     workloads/) register a [Meta] by name: their operations ([OpSpec]), the logical
-//     fields of their entity ([Field]) and their knobs (population.extra keys). Import
-//     workloads/all to register every one of them.
+//     fields of their entity ([Field]) and their knobs (population.extra keys), and what
+//     a design needs beyond values: an operation's other views ([View]), the item an
+//     item operation names (Meta.Item, Meta.ItemKey, [ItemAttr]), a field holding
+//     another per key ([PerKey]). Import workloads/all to register every one of them.
 //   - [New] compiles a scenario into a [Model]: the population (users, sessions, products
 //     laid out by category, geo zones, bots, the hot product set) and the operation table
 //     (the scenario's mix, in file order; Op.Type indexes Model.Ops).

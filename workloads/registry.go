@@ -61,6 +61,9 @@ func (a Action) String() string {
 	return "unknown"
 }
 
+// IsItem reports whether the action acts on one element of the record's item list.
+func (a Action) IsItem() bool { return a == ItemAdd || a == ItemSet || a == ItemRemove }
+
 // Kind is the read/write kind of the action.
 func (a Action) Kind() Kind {
 	if a == Get || a == List {
@@ -83,6 +86,27 @@ type OpSpec struct {
 	Range string
 	// Doc says what the operation does and how it uses Op's fields.
 	Doc string
+	// Views are other views of the operation that some steps of a design act on.
+	Views []View
+}
+
+// View is another view of an operation, which a design's step names with view: (the
+// guest cart that carts.merge merges into the user's: its owner is the session).
+type View struct {
+	Name string
+	Doc  string
+	// Of derives the view: a copy of the operation with the fields the view changes.
+	Of func(op *Op) Op
+}
+
+// View returns the operation's view of that name, or nil.
+func (s *OpSpec) View(name string) *View {
+	for i := range s.Views {
+		if s.Views[i].Name == name {
+			return &s.Views[i]
+		}
+	}
+	return nil
 }
 
 // Knob is a workload setting read from population.extra as "<workload>.<name>".
@@ -120,7 +144,13 @@ type Meta struct {
 	Ops    []OpSpec
 	// Fields is the logical vocabulary of the entity.
 	Fields []Field
-	Knobs  []Knob
+	// Item, for a workload with item operations (ItemAdd, ItemSet, ItemRemove), builds
+	// the item such an operation adds, changes or removes: Op.Product at Op.Qty and
+	// Op.Price, added at Op.Ref. ItemKey names the field that tells the items of a
+	// record's item list apart (a table keyed by it keeps a row per item).
+	Item    func(m *Model) func(op *Op) Item
+	ItemKey string
+	Knobs   []Knob
 	// New returns a generator for one stream. st is the stream's shared state (random
 	// numbers, population samplers, what the run created so far).
 	New func(st *State) Generator
@@ -177,6 +207,22 @@ func Register(m *Meta) {
 			if f != "" && m.Field(f) == nil {
 				panic(fmt.Sprintf("workloads: %s.%s names unknown field %q", m.Name, op.Name, f))
 			}
+		}
+		for _, v := range op.Views {
+			if v.Name == "" || v.Of == nil {
+				panic(fmt.Sprintf("workloads: %s.%s has a view without a name or a function", m.Name, op.Name))
+			}
+		}
+		if op.Action == Decrement && len(op.Sets) == 0 {
+			panic(fmt.Sprintf("workloads: %s.%s decrements, but names no counter (Sets[0])", m.Name, op.Name))
+		}
+		if op.Action.IsItem() && (m.Item == nil || m.Field(m.ItemKey) == nil) {
+			panic(fmt.Sprintf("workloads: %s.%s is an item operation, but %s gives no Item function or ItemKey field", m.Name, op.Name, m.Name))
+		}
+	}
+	for _, f := range m.Fields {
+		if p := f.PerKey; p != nil && (m.Field(p.Value) == nil || m.Field(p.Key) == nil) {
+			panic(fmt.Sprintf("workloads: %s.%s holds %s per %s, which are not both fields", m.Name, f.Name, p.Value, p.Key))
 		}
 	}
 	registry.byName[m.Name] = m

@@ -11,8 +11,8 @@ import (
 // converts.
 type Type uint8
 
-// Field types. Scalar values travel in a Value; Items, TextMap, IntMap and Object are
-// composite and are built on demand (Field.Composite), for backends only.
+// Field types. Scalar values travel in a Value; Items, TextMap, IntMap, Object and Docs
+// are composite and are built on demand (Field.Composite), for backends only.
 const (
 	TUUID      Type = iota + 1 // Value.ID
 	TObjectID                  // Value.ID[:12]: 4-byte seconds, 5 random bytes, 3-byte counter
@@ -29,9 +29,11 @@ const (
 	TTextMap                   // map[string]string
 	TIntMap                    // map[string]int32 (e.g. stock by geo zone)
 	TObject                    // Doc (a nested document, e.g. an address)
+	TDocs                      // []Doc (a list of nested documents, e.g. stock per zone)
 )
 
-var typeNames = [...]string{"", "uuid", "objectId", "text", "int", "bigint", "timestamp", "date", "decimal", "float", "boolean", "inet", "items", "map<text,text>", "map<text,int>", "object"}
+var typeNames = [...]string{"", "uuid", "objectId", "text", "int", "bigint", "timestamp", "date", "decimal", "float", "boolean", "inet", "items",
+	"map<text,text>", "map<text,int>", "object", "documents"}
 
 func (t Type) String() string {
 	if int(t) < len(typeNames) && t != 0 {
@@ -114,6 +116,18 @@ type Field struct {
 	// Composite builds the accessor for composite fields (Items, maps, objects). Its
 	// result is for backends and may allocate.
 	Composite func(m *Model) func(op *Op) any
+	// PerKey, for a composite field that holds another field's value for each value of
+	// a third (stock per geo zone), names them; nil for other fields.
+	PerKey *PerKey
+}
+
+// PerKey says what a per-key field holds: the Value field for each value of the Key field,
+// as a map from key to value (TIntMap) or as documents (TDocs) holding the key under
+// DocKey and the value under DocValue. A decrement of the Value field changes the entry
+// of the operation's Key.
+type PerKey struct {
+	Value, Key       string
+	DocKey, DocValue string
 }
 
 // Item is one element of a cart or an order.
@@ -129,7 +143,7 @@ type Item struct {
 }
 
 // Doc is an ordered nested document (field, value) used for composite values such as an
-// address; values are Go values (string, int64, ...).
+// address; values are Go values (string, int32, int64, time.Time for a time, ...).
 type Doc []DocElem
 
 // DocElem is one field of a Doc.

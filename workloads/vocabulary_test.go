@@ -31,6 +31,14 @@ func vocabulary() []byte {
 			}
 			fmt.Fprintf(&b, "| `%s.%s` | %s | %s | %s | %s | %s |\n", m.Name, o.Name, o.Action, knows, strings.Join(o.Sets, ", "), o.Range, o.Doc)
 		}
+		for _, o := range m.Ops {
+			for _, v := range o.Views {
+				fmt.Fprintf(&b, "\n`%s.%s` offers the view `%s` (a design step's `view:`): %s.\n", m.Name, o.Name, v.Name, v.Doc)
+			}
+		}
+		if m.ItemKey != "" {
+			fmt.Fprintf(&b, "\nThe items of a record's item list are told apart by `%s`: a table keyed by it keeps a row per item.\n", m.ItemKey)
+		}
 		b.WriteString("\n| field | type | value |\n|---|---|---|\n")
 		for _, f := range m.Fields {
 			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Name, f.Type, strings.ReplaceAll(f.Doc, "|", "\\|"))

@@ -3,6 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+
+	"github.com/shardbench/shardbench/internal/inputfile"
+	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
 // Exit codes, documented in the README.
@@ -37,6 +41,11 @@ func usageErrorf(format string, args ...any) error {
 // silentFailure exits 1 without printing anything more (the command already explained).
 var silentFailure = &exitError{code: exitFailure, err: errors.New("")}
 
+// exitCode is the one exit-code policy of every command (README, "Exit codes"): an error
+// marked with a code keeps it; an error about input — a file that cannot be read as what
+// it should be (package inputfile), a YAML file with problems (yamlx), a results
+// directory that cannot be read (results.ErrUnreadable) or merged — is a usage error (2),
+// whichever command met it; anything else is a failure (1).
 func exitCode(err error) int {
 	if err == nil {
 		return exitOK
@@ -45,5 +54,16 @@ func exitCode(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
+	if badInput(err) {
+		return exitUsage
+	}
 	return exitFailure
+}
+
+func badInput(err error) bool {
+	var fe *inputfile.Error
+	var ye yamlx.Errors
+	var y1 yamlx.Error
+	return errors.As(err, &fe) || errors.As(err, &ye) || errors.As(err, &y1) ||
+		errors.Is(err, results.ErrUnreadable) || errors.Is(err, results.ErrMergeInput)
 }

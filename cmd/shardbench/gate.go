@@ -167,7 +167,7 @@ func parseTolerance(s string) (float64, error) {
 // (nil when there is none).
 func scenarioRules(dir string) (*gate.Rules, error) {
 	path := filepath.Join(dir, results.ScenarioFile)
-	data, err := os.ReadFile(path)
+	data, err := yamlx.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/shardbench/shardbench/internal/backend/sim"
@@ -12,11 +13,14 @@ import (
 	_ "github.com/shardbench/shardbench/workloads/all" // every workload, registered by name
 )
 
-// runOverrides are the command-line changes to a scenario.
+// runOverrides are the command-line changes to a scenario; the Set fields say the flag
+// was given (0 is then refused rather than ignored).
 type runOverrides struct {
-	Seed      *int64
-	Duration  time.Duration
-	RateScale float64
+	Seed         *int64
+	Duration     time.Duration
+	DurationSet  bool
+	RateScale    float64
+	RateScaleSet bool
 }
 
 // runInput is everything loaded from files for one run: the scenario with its overrides,
@@ -49,7 +53,8 @@ func loadRun(path string, o runOverrides) (*runInput, error) {
 	if err != nil {
 		return nil, usageError(err)
 	}
-	if err := sc.Apply(scenario.Overrides{Seed: o.Seed, Duration: o.Duration, RateScale: o.RateScale}); err != nil {
+	ov := scenario.Overrides{Seed: o.Seed, Duration: o.Duration, DurationSet: o.DurationSet, RateScale: o.RateScale, RateScaleSet: o.RateScaleSet}
+	if err := sc.Apply(ov); err != nil {
 		return nil, usageError(err)
 	}
 	var errs yamlx.Errors
@@ -73,6 +78,8 @@ func loadRun(path string, o runOverrides) (*runInput, error) {
 		in.Variants = []variantSpec{{Name: "default"}}
 	}
 	errs.Append(checkSLO(sc, in.Ops))
+	errs.Append(checkBackendSections(sc))
+	errs.Append(sim.CheckEvents(sc, prep.Plans))
 	if !sc.Backends["sim"].IsZero() {
 		// The simulator's section, with its calibration file if it names one, is checked
 		// here so that validate reports it whatever backend a run will use.
@@ -84,4 +91,20 @@ func loadRun(path string, o runOverrides) (*runInput, error) {
 		return nil, usageError(err)
 	}
 	return in, nil
+}
+
+// checkBackendSections refuses a backends.<name> section no backend reads (a typo, or a
+// backend this build does not have), naming the ones there are.
+func checkBackendSections(sc *scenario.Scenario) error {
+	var errs yamlx.Errors
+	for name, raw := range sc.Backends {
+		if backendOpeners[name] == nil {
+			pos, path := sc.Loc.At("backends")
+			if !raw.IsZero() {
+				pos = raw.Pos()
+			}
+			errs.Add(pos, yamlx.JoinPath(path, name), "no such backend (backends: %s)", strings.Join(backendNames(), ", "))
+		}
+	}
+	return errs.Err()
 }

@@ -31,6 +31,8 @@ type PlacementOptions struct {
 	Quiet bool
 	// CPUProfile, when set, is where a Go CPU profile of the command goes.
 	CPUProfile string
+
+	durationSet, rateScaleSet bool
 }
 
 // bind registers the shared flags; kind names the command in the default directory.
@@ -47,6 +49,7 @@ func (o *PlacementOptions) bind(f *pflag.FlagSet, kind string) {
 // check completes the options once flags are parsed.
 func (o *PlacementOptions) check(f *pflag.FlagSet) error {
 	o.SeedSet = f.Changed("seed")
+	o.durationSet, o.rateScaleSet = f.Changed("duration"), f.Changed("rate-scale")
 	if o.Limit < 0 {
 		return usageErrorf("--limit must not be negative")
 	}
@@ -54,7 +57,7 @@ func (o *PlacementOptions) check(f *pflag.FlagSet) error {
 }
 
 func (o *PlacementOptions) overrides() runOverrides {
-	ov := runOverrides{Duration: o.Duration, RateScale: o.RateScale}
+	ov := runOverrides{Duration: o.Duration, DurationSet: o.durationSet, RateScale: o.RateScale, RateScaleSet: o.rateScaleSet}
 	if o.SeedSet {
 		ov.Seed = &o.Seed
 	}

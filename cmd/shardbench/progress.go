@@ -18,6 +18,7 @@ import (
 type progress struct {
 	mu       sync.Mutex
 	w        io.Writer
+	raw      io.Writer // for the line's own "return, erase line" sequence
 	tty      bool
 	quiet    bool
 	lastDraw time.Time
@@ -26,7 +27,7 @@ type progress struct {
 }
 
 func newProgress(io *IO, quiet bool) *progress {
-	return &progress{w: io.ErrOut, tty: io.ErrTTY, quiet: quiet, nextLine: map[string]time.Duration{}}
+	return &progress{w: io.ErrOut, raw: io.rawErr(), tty: io.ErrTTY, quiet: quiet, nextLine: map[string]time.Duration{}}
 }
 
 func (p *progress) update(u engine.Progress) {
@@ -42,7 +43,8 @@ func (p *progress) update(u engine.Progress) {
 			return
 		}
 		p.lastDraw = time.Now()
-		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+		fmt.Fprint(p.raw, "\r\x1b[K")
+		fmt.Fprint(p.w, line)
 		p.drawn = true
 		return
 	}
@@ -58,7 +60,7 @@ func (p *progress) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty && p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
+		fmt.Fprint(p.raw, "\r\x1b[K")
 	}
 }
 

@@ -158,6 +158,9 @@ func checkResultsDir(dir string) error {
 	_, herr := os.Stat(filepath.Join(dir, results.HotspotsFile))
 	_, aerr := os.Stat(filepath.Join(dir, results.AnalysisFile)) // shardbench analyze
 	if errors.Is(serr, os.ErrNotExist) && errors.Is(herr, os.ErrNotExist) && errors.Is(aerr, os.ErrNotExist) {
+		if err := results.CheckRunTraces(dir); err != nil {
+			return usageError(err)
+		}
 		return usageErrorf("%s is not a results directory (no %s, %s or %s)", dir, results.SummaryFile, results.HotspotsFile, results.AnalysisFile)
 	}
 	return nil

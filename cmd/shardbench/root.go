@@ -5,22 +5,46 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shardbench/shardbench/internal/redact"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
 var version = "dev"
 
 // Main runs the CLI and returns the exit code.
+//
+// Everything the commands print goes through a redact.Writer: control characters from
+// names read in files or results are escaped, and the secrets of any --target given are
+// scrubbed (the backends already redact; this is the last line of defence).
 func Main(args []string, io *IO) int {
+	io = io.safe(redact.New(targetArgs(args)))
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	err := root.Execute()
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra's own error for a command it does not know: a usage error.
+		err = usageError(fmt.Errorf("%w\nRun 'shardbench --help' for usage.", err))
+	}
 	if err != nil {
 		if msg := err.Error(); msg != "" {
 			fmt.Fprintln(io.ErrOut, "shardbench: "+strings.ReplaceAll(msg, "\n", "\n  "))
 		}
 	}
 	return exitCode(err)
+}
+
+// targetArgs finds the --target values of a command line.
+func targetArgs(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--target="); ok {
+			out = append(out, v)
+		} else if a == "--target" && i+1 < len(args) {
+			out = append(out, args[i+1])
+		}
+	}
+	return out
 }
 
 func newRootCmd(io *IO) *cobra.Command {

@@ -17,8 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/backend/sim"
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
 // RunOptions are the inputs of `shardbench run`.
@@ -29,7 +31,9 @@ type RunOptions struct {
 	Target       string
 	Out          string
 	Duration     time.Duration
+	DurationSet  bool
 	RateScale    float64
+	RateScaleSet bool
 	Seed         int64
 	SeedSet      bool
 	Quiet        bool
@@ -83,6 +87,11 @@ the exit code is then 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ScenarioPath = args[0]
 			opts.SeedSet = cmd.Flags().Changed("seed")
+			opts.DurationSet = cmd.Flags().Changed("duration")
+			opts.RateScaleSet = cmd.Flags().Changed("rate-scale")
+			if opts.Spin < 0 {
+				return usageErrorf("--spin must not be negative, got %s (0 never spins)", opts.Spin)
+			}
 			if opts.JUnit != "" && opts.Gate == "" {
 				return usageErrorf("--junit needs --gate")
 			}
@@ -138,13 +147,25 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if backendOpeners[opts.Backend] == nil {
 		return usageErrorf("unknown backend %q (choose from %s)", opts.Backend, strings.Join(backendNames(), ", "))
 	}
-	ov := runOverrides{Duration: opts.Duration, RateScale: opts.RateScale}
+	ov := runOverrides{Duration: opts.Duration, DurationSet: opts.DurationSet, RateScale: opts.RateScale, RateScaleSet: opts.RateScaleSet}
 	if opts.SeedSet {
 		ov.Seed = &opts.Seed
 	}
 	in, err := loadRun(opts.ScenarioPath, ov)
 	if err != nil {
 		return err
+	}
+	if opts.Backend == "sim" {
+		if err := sim.CheckMemory(in.Scenario); err != nil {
+			return usageError(err)
+		}
+	}
+	if err := results.CheckRunSize(len(in.Variants), len(in.Ops), in.Schedule.Duration()); err != nil {
+		if !opts.DurationSet {
+			pos, path := in.Scenario.Load.Loc.At("phases")
+			return usageError(yamlx.Errors{{Pos: pos, Path: path, Msg: err.Error()}})
+		}
+		return usageErrorf("--duration %s: %v", yamlx.FormatDuration(opts.Duration), err)
 	}
 	gateRules, err := runGateRules(opts, in)
 	if err != nil {

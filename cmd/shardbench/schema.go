@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -59,7 +58,7 @@ set and sweep values applied), or of the variants whose name contains --variant.
 // isScenario tells a scenario file from a design file by its top-level keys.
 func isScenario(path string) (bool, error) {
 	var probe map[string]yaml.Node
-	data, err := os.ReadFile(path)
+	data, err := yamlx.ReadFile(path)
 	if err != nil {
 		return false, err
 	}

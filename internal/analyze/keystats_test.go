@@ -230,8 +230,8 @@ func TestKeyStatsMonotonicWithinPrefix(t *testing.T) {
 // Targeting on hand-made placements: the share of single-shard, multi-shard and
 // scatter-gather requests over 10 requests (6 / 1 / 3).
 func TestTargetShares(t *testing.T) {
-	point := &design.Step{Database: design.MongoDB, Kind: design.Read, KeyColumns: []string{"user_id"}, KeyFields: 1}
-	prefix := &design.Step{Database: design.MongoDB, Kind: design.MultiRead, KeyColumns: []string{"zone", "at"}, KeyFields: 1}
+	point := &design.Step{Database: design.MongoDB, Kind: design.Read, KeyColumns: []string{"user_id"}, MongoStep: design.MongoStep{KeyFields: 1}}
+	prefix := &design.Step{Database: design.MongoDB, Kind: design.MultiRead, KeyColumns: []string{"zone", "at"}, MongoStep: design.MongoStep{KeyFields: 1}}
 	scan := &design.Step{Database: design.Cassandra, Kind: design.Scan, KeyColumns: []string{"bucket"}}
 	cass := &design.Step{Database: design.Cassandra, Kind: design.Read, KeyColumns: []string{"bucket"}}
 	type req struct {

@@ -17,6 +17,11 @@
 // columns, bucket counts below one, a consistency level the statement cannot use, an
 // operation the tables cannot serve (a partition key the operation cannot compute).
 //
+// The package knows no particular workload: the operations, fields, views of an
+// operation (a step's view:), item lists and per-key counters it maps come from the
+// workloads registry (workloads.Meta), which the program fills by importing the workload
+// packages (workloads/all).
+//
 // # API
 //
 //	d, err := design.Load("scenarios/designs/seed000.yaml", overrides...) // parse + validate
@@ -44,9 +49,9 @@
 // consistency, BroadcastWrite a MongoDB write without its shard key.
 //
 // Accesses, AppendKey and ShardKey never allocate once the caller's buffers have grown
-// (except on the steps of carts.merge that act on the guest cart, which copy the
-// operation): `plan` and hot-partition analysis run them for every key. AppendKey gives, for
-// Cassandra, exactly the partition key bytes the native protocol sends (one column: its
+// (except on steps that act on a view of the operation, such as carts.merge's guest cart,
+// which copy it): `plan` and hot-partition analysis run them for every key. AppendKey
+// gives, for Cassandra, exactly the partition key bytes the native protocol sends (one column: its
 // value; several: the composite framing), serialised by internal/placement/cassandra, so
 // TokenOf(key) is the token; for MongoDB a canonical type-tagged encoding of the shard key
 // values the request supplies (for counting partitions). ShardKey gives the same values
@@ -66,8 +71,6 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/workloads"
-	// Designs refer to the vocabulary of every workload.
-	_ "github.com/shardbench/shardbench/workloads/all"
 )
 
 // Design is a loaded, validated design (with its parameter values applied).
@@ -151,7 +154,8 @@ func (b Batch) String() string {
 }
 
 // Step is one physical request shape of an operation in a design: static, shared by every
-// operation of that type.
+// operation of that type. The fields of one database only are in its embedded part:
+// CassandraStep on a Cassandra step, MongoStep on a MongoDB one (the other is zero).
 type Step struct {
 	// Op is the logical operation ("sessions.create") and Index the step's position.
 	Op    string
@@ -169,36 +173,47 @@ type Step struct {
 	Verb      string
 	Statement string
 	Kind      Kind
-	// Batch: the op's write steps with the same BatchGroup travel in one batch.
-	Batch      Batch
-	BatchGroup int
-	// Cassandra: consistency and serial consistency (LWT); CQL text with ? markers.
-	Consistency string
-	Serial      string
-	CQL         string
 	// KeyColumns are the partition key columns (Cassandra) or shard key fields (MongoDB).
 	KeyColumns []string
-	// Hashed marks hashed shard key fields (MongoDB), parallel to KeyColumns.
-	Hashed []bool
-	// KeyFields is how many leading shard key fields the request supplies (MongoDB): all of
-	// them targets one chunk range, a prefix several, none broadcasts.
-	KeyFields int
-	// Filter lists the document fields a MongoDB request filters on (equality, then the
-	// range field), in order.
-	Filter []string
-	// MongoDB: read preference, write concern, read concern.
-	ReadPref     ReadPref
-	WriteConcern WriteConcern
-	ReadConcern  string
-	// TTL of written data (the table default or USING TTL); TimeBucket the unit of the
-	// partition key's time bucket ("day", "month"), if any.
-	TTL        time.Duration
-	TimeBucket string
 	// Limit is the row limit of a read (0: none; List operations use Op.Qty).
 	Limit int
 	Note  string
 
-	c *compiled
+	CassandraStep
+	MongoStep
+
+	c *stepFuncs
+}
+
+// CassandraStep is the part of a Step only Cassandra steps have.
+type CassandraStep struct {
+	// Consistency and serial consistency (LWT); CQL text with ? markers.
+	Consistency string
+	Serial      string
+	CQL         string
+	// TTL of written data (the table default or USING TTL); TimeBucket the unit of the
+	// partition key's time bucket ("day", "month"), if any.
+	TTL        time.Duration
+	TimeBucket string
+	// Batch: the op's write steps with the same BatchGroup travel in one batch.
+	Batch      Batch
+	BatchGroup int
+}
+
+// MongoStep is the part of a Step only MongoDB steps have.
+type MongoStep struct {
+	// Hashed marks hashed shard key fields, parallel to Step.KeyColumns.
+	Hashed []bool
+	// KeyFields is how many leading shard key fields the request supplies: all of them
+	// targets one chunk range, a prefix several, none broadcasts.
+	KeyFields int
+	// Filter lists the document fields the request filters on (equality, then the range
+	// field), in order.
+	Filter []string
+	// Read preference, write concern, read concern.
+	ReadPref     ReadPref
+	WriteConcern WriteConcern
+	ReadConcern  string
 }
 
 // Access is one physical request an operation causes.
@@ -229,8 +244,8 @@ func Compile(d *Design, m *workloads.Model) (*Plan, error) {
 	p := &Plan{Design: d, Model: m, byType: make([][]*Step, len(m.Ops)), reason: make([]string, len(m.Ops))}
 	steps, errs := d.compileAll(m)
 	for i, info := range m.Ops {
-		if ss, ok := steps[info.Name]; ok {
-			p.byType[i] = ss
+		if opSteps, ok := steps[info.Name]; ok {
+			p.byType[i] = opSteps
 			continue
 		}
 		if r, ok := d.NotServed.Get(info.Name); ok {
@@ -242,8 +257,8 @@ func Compile(d *Design, m *workloads.Model) (*Plan, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	for _, ss := range p.byType {
-		for _, s := range ss {
+	for _, opSteps := range p.byType {
+		for _, s := range opSteps {
 			s.ID = p.steps
 			p.steps++
 		}
@@ -262,8 +277,9 @@ func (p *Plan) Accesses(op *workloads.Op, dst []Access) []Access {
 		if c.when != nil && !c.when(op) {
 			continue
 		}
-		parts := c.parts(op)
-		rows, bytes := c.size(op, parts)
+		sop := c.viewed(op)
+		parts := c.parts(sop)
+		rows, bytes := c.size(sop, parts)
 		for i := int32(0); i < parts; i++ {
 			dst = append(dst, Access{Step: s, Part: i, Parts: parts, Rows: rows, Bytes: bytes})
 		}
@@ -287,9 +303,9 @@ func (p *Plan) Only(target string) *Plan {
 func (p *Plan) filter(drop func(*Step) bool) *Plan {
 	q := *p
 	q.byType = make([][]*Step, len(p.byType))
-	for i, ss := range p.byType {
-		if ss != nil { // an operation left without steps is still served
-			q.byType[i] = slices.DeleteFunc(slices.Clone(ss), drop)
+	for i, opSteps := range p.byType {
+		if opSteps != nil { // an operation left without steps is still served
+			q.byType[i] = slices.DeleteFunc(slices.Clone(opSteps), drop)
 		}
 	}
 	return &q
@@ -309,15 +325,16 @@ func (p *Plan) Served(opType int) (bool, string) {
 // token; for MongoDB a canonical encoding of the shard key values the request supplies
 // (nothing for a broadcast).
 func (a *Access) AppendKey(dst []byte, op *workloads.Op) []byte {
-	return a.Step.c.appendKey(dst, op, a.Part)
+	c := a.Step.c
+	return c.appendKey(dst, c.viewed(op), a.Part)
 }
 
 // KeyValues is [Access.AppendKey] and [Access.ShardKey] at once: it appends the
 // serialised key to dst and the key's values to vals. A MongoDB step derives each value
 // once and its text values share dst's array; other steps call the two in turn.
 func (a *Access) KeyValues(dst []byte, vals []workloads.Value, op *workloads.Op) ([]byte, []workloads.Value) {
-	if f := a.Step.c.keyValues; f != nil {
-		return f(dst, vals, op, a.Part)
+	if c := a.Step.c; c.keyValues != nil {
+		return c.keyValues(dst, vals, c.viewed(op), a.Part)
 	}
 	vals, _ = a.ShardKey(op, vals, nil)
 	return a.AppendKey(dst, op), vals
@@ -328,6 +345,7 @@ func (a *Access) KeyValues(dst []byte, vals []workloads.Value, op *workloads.Op)
 // values share buf, which the caller reuses.
 func (a *Access) ShardKey(op *workloads.Op, dst []workloads.Value, buf []byte) ([]workloads.Value, []byte) {
 	c := a.Step.c
+	op = c.viewed(op)
 	buf = buf[:0]
 	for _, k := range c.keyVals {
 		v := k(op, a.Part, buf[len(buf):])
@@ -375,7 +393,9 @@ func quoteIfText(v *workloads.Value) string {
 // Bind appends the bind values of the access's CQL statement (Step.CQL), in order, as
 // driver-neutral Go values. Cassandra only.
 func (a *Access) Bind(op *workloads.Op, dst []any) []any {
-	for _, b := range a.Step.c.binds {
+	c := a.Step.c
+	op = c.viewed(op)
+	for _, b := range c.binds {
 		dst = append(dst, b(op, a.Part))
 	}
 	return dst
@@ -383,10 +403,11 @@ func (a *Access) Bind(op *workloads.Op, dst []any) []any {
 
 // Mongo returns the command of a MongoDB access.
 func (a *Access) Mongo(op *workloads.Op) *Command {
-	if a.Step.c.mongo == nil {
+	c := a.Step.c
+	if c.command == nil {
 		return nil
 	}
-	return a.Step.c.mongo(op)
+	return c.command(c.viewed(op))
 }
 
 // String describes a step in one line.

@@ -2,7 +2,6 @@ package design
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -112,12 +111,9 @@ const maxBaseDepth = 8
 // derived file holds only name, description, source, notes, base and set, and replaces
 // those of its base; its set changes the base's parameter defaults.
 func loadRoot(path string, depth int) (*yaml.Node, []Param, string, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlx.ReadFile(path)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err
-		}
-		return nil, nil, "", fmt.Errorf("%s: %w", path, err)
+		return nil, nil, "", err
 	}
 	root, err := yamlx.Parse(path, data)
 	if err != nil {
@@ -127,6 +123,9 @@ func loadRoot(path string, depth int) (*yaml.Node, []Param, string, error) {
 	if root.Kind != yaml.MappingNode {
 		errs.Add(yamlx.Pos{File: path, Line: root.Line, Col: root.Column}, "", "a design file is a mapping")
 		return nil, nil, "", errs.Err()
+	}
+	if err := yamlx.CheckKind(path, root, &File{}); err != nil {
+		return nil, nil, "", err
 	}
 	baseNode := mappingValue(root, "base")
 	if baseNode == nil {
@@ -229,8 +228,13 @@ type substitution struct {
 // substitute replaces ${name} in every scalar outside params and set. A scalar that is
 // exactly ${name} takes the parameter's value node (any shape); ${name} inside text takes
 // its scalar text.
+//
+// The copies are bounded: a design whose substitutions would take it past
+// yamlx.MaxNodes (a large parameter referenced many times) is an error at the reference
+// that crosses the limit, as an alias bomb is in one file.
 func substitute(file string, root *yaml.Node, params []Param, errs *yamlx.Errors) []substitution {
 	var subs []substitution
+	budget := yamlx.MaxNodes - yamlx.CountNodes(root, yamlx.MaxNodes)
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
 		switch n.Kind {
@@ -255,6 +259,13 @@ func substitute(file string, root *yaml.Node, params []Param, errs *yamlx.Errors
 				i := paramIndex(params, name)
 				if i < 0 {
 					errs.Add(pos, path, "unknown parameter ${%s}%s", name, knownParams(params))
+					return
+				}
+				if budget < 0 {
+					return // over the limit: reported once, below
+				}
+				if budget -= yamlx.CountNodes(params[i].node, yamlx.MaxNodes); budget < 0 {
+					errs.Add(pos, path, "substituting ${%s} here takes the design past %d nodes, the limit for one design", name, yamlx.MaxNodes)
 					return
 				}
 				line, col := n.Line, n.Column
@@ -284,6 +295,11 @@ func substitute(file string, root *yaml.Node, params []Param, errs *yamlx.Errors
 	walk(root, "")
 	return subs
 }
+
+// maxFlowNodes bounds a parameter value written as one line of YAML (it names variants
+// and is kept in the results): a larger value is shown by its size. Real values (a shard
+// key, a bucket count) have a handful of nodes.
+const maxFlowNodes = 250
 
 func paramNote(p *Param) string {
 	v := flowYAML(p.node)
@@ -356,6 +372,9 @@ func flowYAML(n *yaml.Node) string {
 	}
 	if n.Kind == yaml.ScalarNode {
 		return n.Value
+	}
+	if yamlx.CountNodes(n, maxFlowNodes) > maxFlowNodes {
+		return fmt.Sprintf("(a value of more than %d nodes)", maxFlowNodes)
 	}
 	cp := deepCopy(n, 0, 0)
 	var setFlow func(*yaml.Node)

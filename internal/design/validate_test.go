@@ -43,7 +43,8 @@ func TestValidationErrorsNameFileAndLine(t *testing.T) {
 		{"serial level on a write", "  sessions.read:\n    - read: user_sessions", "  sessions.touch:\n    - {write: user_sessions, consistency: SERIAL}", "d.yaml:18:", "serial consistency"},
 		{"EACH_QUORUM with SimpleStrategy", "    - read: user_sessions", "    - {read: user_sessions, consistency: EACH_QUORUM}", "d.yaml:18:", "EACH_QUORUM needs NetworkTopologyStrategy"},
 		{"THREE beyond the replication factor", "replication_factor: 3", "replication_factor: 2", "d.yaml:18:", ""},
-		{"operation the table cannot serve", "  sessions.read:\n    - read: user_sessions", "  sessions.list_by_user:\n    - read: user_sessions", "d.yaml:18:", "user_sessions cannot serve sessions.list_by_user: partition key column bucket derives from session_id, but sessions.list_by_user knows user_id"},
+		{"operation the table cannot serve", "  sessions.read:\n    - read: user_sessions", "  sessions.list_by_user:\n    - read: user_sessions", "d.yaml:18:",
+			"user_sessions cannot serve sessions.list_by_user: partition key column bucket derives from session_id, but sessions.list_by_user knows user_id"},
 		{"unknown field", "        last_activity: timestamp", "        last_seen: timestamp", "d.yaml:13:", `has no logical field "last_seen"`},
 		{"incompatible type", "        created_at: timestamp", "        created_at: uuid", "d.yaml:12:", "cannot be stored as uuid"},
 		{"unknown operation", "  sessions.read:", "  sessions.reed:", "d.yaml:17:", "unknown operation"},
@@ -150,5 +151,34 @@ func TestOverrideErrorsNameTheirOrigin(t *testing.T) {
 	_, err = design.Parse("d.yaml", []byte(text), design.Override{Name: "bukets", Node: node, Pos: pos("bf.yaml", 40, 7)})
 	if err == nil || !strings.Contains(err.Error(), "bf.yaml:40:7: bukets: design d.yaml has no parameter \"bukets\" (known: buckets)") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A column or document field naming an unknown logical field is reported there, and the
+// steps on it still report their own errors (they used to panic formatting them).
+func TestUnknownFieldsDoNotBreakStepErrors(t *testing.T) {
+	cases := []struct {
+		file, text, from, to string
+		want                 []string
+	}{
+		{"d.yaml", baseDesign, "of: session_id", "of: nosuch", []string{`d.yaml:9:`, `unknown field "nosuch" of sessions`,
+			"user_sessions cannot serve sessions.read: partition key column bucket, but sessions.read knows"}},
+		{"m.yaml", mongoDesign, "user_id: string", "user_id: {type: string, field: nosuch}", []string{`m.yaml:9:`, `has no logical field "nosuch"`,
+			`orders.read does not know it (field "user_id")`}},
+	}
+	for _, c := range cases {
+		text := strings.Replace(c.text, c.from, c.to, 1)
+		if c.file == "m.yaml" {
+			text = strings.Replace(text, "    - {read: orders, read_preference: {mode: secondary, max_staleness: 10s}}", "    - {read: orders, filter: [user_id]}", 1)
+		}
+		_, err := design.Parse(c.file, []byte(text))
+		if err == nil {
+			t.Fatalf("%s: no error", c.to)
+		}
+		for _, want := range c.want {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: missing %q in\n%v", c.to, want, err)
+			}
+		}
 	}
 }

@@ -415,43 +415,6 @@ func valueMillis(v *workloads.Value) int64 {
 	return v.Int
 }
 
-// itemAttrValue gives an item attribute as a natural value for conversion.
-func itemAttrValue(it *workloads.Item, attr string) workloads.Value {
-	switch attr {
-	case "product_id":
-		return workloads.Value{Type: workloads.TUUID, ID: it.ProductID}
-	case "sku":
-		return workloads.Text(nil, it.SKU)
-	case "name":
-		return workloads.Text(nil, it.Name)
-	case "category":
-		return workloads.Text(nil, it.Category)
-	case "image_url":
-		return workloads.Text(nil, it.ImageURL)
-	case "quantity":
-		return workloads.Value{Type: workloads.TInt, Int: int64(it.Quantity)}
-	case "price":
-		return workloads.Value{Type: workloads.TDecimal, Int: it.Price}
-	case "added_at":
-		return workloads.Value{Type: workloads.TTimestamp, Int: it.AddedAt}
-	}
-	return workloads.Value{Null: true}
-}
-
-func itemAttrType(attr string) workloads.Type {
-	switch attr {
-	case "product_id":
-		return workloads.TUUID
-	case "quantity":
-		return workloads.TInt
-	case "price":
-		return workloads.TDecimal
-	case "added_at":
-		return workloads.TTimestamp
-	}
-	return workloads.TText
-}
-
 // sortedKeys lists a map's keys in order (maps become ordered documents).
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -27,10 +27,12 @@ type Variant struct {
 // the same operation stream. Every problem is reported, with positions in the scenario and
 // the design files.
 func Expand(sc *scenario.Scenario) ([]*Variant, error) {
+
 	var errs yamlx.Errors
 	reported := map[string]bool{}
 	var out []*Variant
 	seen := map[string]yamlx.Pos{}
+	total := 0
 	for i := range sc.Designs {
 		spec := &sc.Designs[i]
 		path := spec.Design
@@ -48,6 +50,20 @@ func Expand(sc *scenario.Scenario) ([]*Variant, error) {
 				errs.Add(sp.Pos, "sweep."+sp.Name, "is also under set")
 			}
 		}
+		// Count the combinations before building them: a sweep of a few long lists would
+		// otherwise build billions.
+		count := 1
+		for _, sp := range spec.SweepParams {
+			count = min(count*max(len(sp.Values), 1), maxCombinations+1)
+		}
+		if count > maxCombinations {
+			errs.AddAt(spec.Loc, "sweep", "more than %d combinations: at most %d", maxCombinations, maxCombinations)
+			continue
+		}
+		if total += count; total > maxCombinations {
+			errs.AddAt(spec.Loc, "sweep", "the scenario's designs and sweeps make more than %d variants, the most one scenario may have", maxCombinations)
+			break
+		}
 		combos := [][]Override{nil}
 		for _, sp := range spec.SweepParams {
 			var next [][]Override
@@ -58,10 +74,6 @@ func Expand(sc *scenario.Scenario) ([]*Variant, error) {
 				}
 			}
 			combos = next
-		}
-		if len(combos) > 1000 {
-			errs.AddAt(spec.Loc, "sweep", "%d combinations: at most 1000", len(combos))
-			continue
 		}
 		for _, combo := range combos {
 			ov := append(append([]Override(nil), set...), combo...)
@@ -116,6 +128,10 @@ func Expand(sc *scenario.Scenario) ([]*Variant, error) {
 	}
 	return out, nil
 }
+
+// maxCombinations bounds a scenario's variants (and one design's sweep): each variant
+// runs the whole schedule and keeps its own results.
+const maxCombinations = 1000
 
 // ParamNames lists the parameters of a design, sorted.
 func (d *Design) ParamNames() []string {

@@ -79,19 +79,30 @@ func opNames(v *results.Variant) []string {
 // Completeness is a failing check when the results are of a run that did not finish
 // (interrupted, killed, or still running): thresholds on part of a run prove nothing
 // about the whole. It returns nothing for complete results.
+//
+// A directory whose interval logs are missing, cut short or corrupt fails the same way,
+// one check per damaged log naming it: the gate cannot vouch for results it cannot read
+// whole, even though its thresholds are judged on summary.json's own histograms.
 func Completeness(run *Run) []results.GateCheck {
 	s := run.Summary
-	if s.Complete {
-		return nil
+	var out []results.GateCheck
+	if !s.Complete {
+		why := s.Interrupted
+		if why == "" {
+			why = "summary.json is not marked complete (the run was killed or is still running)"
+		}
+		out = append(out, results.GateCheck{
+			Name: "[*] results complete", Kind: results.GateThreshold, Subject: "run", Metric: "complete",
+			Status: results.GateFail, ValueText: "incomplete", Detail: "the run did not finish: " + why,
+		})
 	}
-	why := s.Interrupted
-	if why == "" {
-		why = "summary.json is not marked complete (the run was killed or is still running)"
+	for _, p := range results.CheckHistogramLogs(run.Dir, s) {
+		out = append(out, results.GateCheck{
+			Name: "[*] results intact", Kind: results.GateThreshold, Subject: "run", Metric: "intact",
+			Status: results.GateFail, ValueText: "damaged", Detail: "cannot judge results it cannot read whole: " + p,
+		})
 	}
-	return []results.GateCheck{{
-		Name: "[*] results complete", Kind: results.GateThreshold, Subject: "run", Metric: "complete",
-		Status: results.GateFail, ValueText: "incomplete", Detail: "the run did not finish: " + why,
-	}}
+	return out
 }
 
 // Evaluate checks every rule against a run. Checks come out in rule order, then variant

@@ -3,7 +3,6 @@ package gate
 import (
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/textdist"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
@@ -347,7 +347,7 @@ func ParseRaw(raw yamlx.Raw) (*Rules, error) {
 // section), or a mapping whose slo key holds that list (so a scenario file can be used as
 // a gate file; its other keys are ignored).
 func ParseFile(path string) (*Rules, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlx.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -561,40 +561,11 @@ func Match(pattern, name string) bool {
 // suggestName returns ` (did you mean "x"?)` for a close known name, else a list of
 // known names when short.
 func suggestName(s string, known []string) string {
-	best, bestD := "", 1<<30
-	for _, k := range known {
-		if d := levenshtein(s, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" && bestD <= max(2, len(s)/3) {
+	if best, ok := textdist.Closest(s, known); ok {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	if len(known) > 0 && len(known) <= 16 {
 		return " (known: " + strings.Join(known, ", ") + ")"
 	}
 	return ""
-}
-
-func levenshtein(a, b string) int {
-	if len(a) > 128 || len(b) > 128 {
-		return 1 << 20
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

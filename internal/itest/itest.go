@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/shardbench/shardbench/internal/design"
+	// Designs name the operations and fields of every workload.
+	_ "github.com/shardbench/shardbench/workloads/all"
 )
 
 // Env returns the value of an environment variable naming a server or tool. When it is

@@ -1,11 +1,9 @@
 package results
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/shardbench/shardbench/internal/inputfile"
 )
 
 // AnalysisFile holds the key analysis of `shardbench analyze`: per design variant and per
@@ -293,19 +291,13 @@ type RankedVariant struct {
 // ReadAnalysis reads analysis.json from a results directory; (nil, nil) when absent.
 func ReadAnalysis(dir string) (*Analysis, error) {
 	path := filepath.Join(dir, AnalysisFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	var a Analysis
+	found, err := readJSON(path, inputfile.Report, &a)
+	if err != nil || !found {
 		return nil, err
 	}
-	var a Analysis
-	if err := json.Unmarshal(b, &a); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	if a.Schema != AnalysisSchema {
-		return nil, fmt.Errorf("%s: schema %q is not %q", path, a.Schema, AnalysisSchema)
+		return nil, unreadablef("%s: schema %s is not %q", path, quoteShort(a.Schema), AnalysisSchema)
 	}
 	return &a, nil
 }

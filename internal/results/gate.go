@@ -2,11 +2,10 @@ package results
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/shardbench/shardbench/internal/inputfile"
 )
 
 // GateFile holds the verdict of the last `shardbench gate` (or `run --gate`) on a results
@@ -116,19 +115,13 @@ func WriteGate(dir string, r *GateReport) error {
 // ReadGate loads gate.json; it returns (nil, nil) when the directory was never gated.
 func ReadGate(dir string) (*GateReport, error) {
 	path := filepath.Join(dir, GateFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	var r GateReport
+	found, err := readJSON(path, inputfile.Report, &r)
+	if err != nil || !found {
 		return nil, err
 	}
-	var r GateReport
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	if r.Schema != GateSchema {
-		return nil, fmt.Errorf("%s: schema %q is not %q", path, r.Schema, GateSchema)
+		return nil, unreadablef("%s: schema %s is not %q", path, quoteShort(r.Schema), GateSchema)
 	}
 	return &r, nil
 }

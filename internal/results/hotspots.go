@@ -1,11 +1,9 @@
 package results
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/shardbench/shardbench/internal/inputfile"
 )
 
 // HotspotsFile holds the hot-partition analysis of a run or a plan: where every key went
@@ -140,19 +138,13 @@ type Imbalance struct {
 // ReadHotspots loads hotspots.json; it returns (nil, nil) when the directory has none.
 func ReadHotspots(dir string) (*Hotspots, error) {
 	path := filepath.Join(dir, HotspotsFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	var h Hotspots
+	found, err := readJSON(path, inputfile.Report, &h)
+	if err != nil || !found {
 		return nil, err
 	}
-	var h Hotspots
-	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	if h.Schema != HotspotsSchema {
-		return nil, fmt.Errorf("%s: schema %q is not %q", path, h.Schema, HotspotsSchema)
+		return nil, unreadablef("%s: schema %s is not %q", path, quoteShort(h.Schema), HotspotsSchema)
 	}
 	return &h, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/shardbench/shardbench/internal/inputfile"
 	"github.com/shardbench/shardbench/internal/metrics"
 )
 
@@ -58,12 +59,17 @@ func Merge(inputs []string, out string, tool Tool) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, in := range ins {
+		for i := range sum.Variants {
+			sum.Variants[i].Notes = append(sum.Variants[i].Notes, in.warnings...)
+		}
+	}
 	dir, err := Create(out)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMergeInput, err)
 	}
 	defer dir.Close()
-	if b, err := os.ReadFile(filepath.Join(ins[0].dir, ScenarioFile)); err == nil {
+	if b, err := inputfile.ReadFile(filepath.Join(ins[0].dir, ScenarioFile), inputfile.YAML); err == nil {
 		if err := dir.WriteFile(ScenarioFile, b); err != nil {
 			return nil, err
 		}
@@ -90,6 +96,9 @@ type mergeInput struct {
 	sum    *Summary
 	hs     *Hotspots
 	points []Point
+	// warnings are what reading the input left out (a torn last time series line); the
+	// merged variants carry them as notes.
+	warnings []string
 }
 
 func readMergeInput(dir string) (*mergeInput, error) {
@@ -101,11 +110,11 @@ func readMergeInput(dir string) (*mergeInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	pts, err := ReadTimeseries(dir)
+	pts, warnings, err := ReadTimeseriesChecked(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &mergeInput{dir: dir, sum: sum, hs: hs, points: pts}, nil
+	return &mergeInput{dir: dir, sum: sum, hs: hs, points: pts, warnings: warnings}, nil
 }
 
 type merger struct {

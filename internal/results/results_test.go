@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -21,7 +22,7 @@ import (
 )
 
 // writeRun records known samples through a collector into a results directory.
-func writeRun(t *testing.T) (*Dir, *metrics.Collector) {
+func writeRun(t testing.TB) (*Dir, *metrics.Collector) {
 	t.Helper()
 	dir, err := Create(filepath.Join(t.TempDir(), "r"))
 	if err != nil {
@@ -117,9 +118,9 @@ func TestSummaryStatsAndEmbeddedHistograms(t *testing.T) {
 func TestTimeseriesAndTornLastLine(t *testing.T) {
 	dir, _ := writeRun(t)
 	dir.Close()
-	pts, err := ReadTimeseries(dir.Path)
-	if err != nil || len(pts) != 3 {
-		t.Fatalf("points %d, %v", len(pts), err)
+	pts, warnings, err := ReadTimeseriesChecked(dir.Path)
+	if err != nil || len(pts) != 3 || warnings != nil {
+		t.Fatalf("points %d, %v %v", len(pts), warnings, err)
 	}
 	p := pts[1]
 	if p.Variant != "seed000[buckets=10]" || p.Phase != "plateau" || p.TargetRate != 1000 || p.AchievedRate != 1000 || p.InFlight != 3 {
@@ -128,8 +129,20 @@ func TestTimeseriesAndTornLastLine(t *testing.T) {
 	f, _ := os.OpenFile(filepath.Join(dir.Path, TimeseriesFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"variant":"x","start_s":3,`)
 	f.Close()
-	if pts, err := ReadTimeseries(dir.Path); err != nil || len(pts) != 3 {
-		t.Errorf("a torn last line (killed run) must be ignored: %d points, %v", len(pts), err)
+	pts, warnings, err = ReadTimeseriesChecked(dir.Path)
+	if err != nil || len(pts) != 3 {
+		t.Errorf("a torn last line (killed run) must be left out: %d points, %v", len(pts), err)
+	}
+	want := filepath.Join(dir.Path, TimeseriesFile) + ":4: not a time series point: unexpected end of JSON input (the last line, cut short"
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) {
+		t.Errorf("a torn last line is reported, not dropped silently: %q", warnings)
+	}
+	// A bad line that is not the last is an error naming it.
+	f, _ = os.OpenFile(filepath.Join(dir.Path, TimeseriesFile), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("\n{\"variant\":\"x\"}\n")
+	f.Close()
+	if _, err := ReadTimeseries(dir.Path); err == nil || !strings.Contains(err.Error(), TimeseriesFile+":4: not a time series point") || !errors.Is(err, ErrUnreadable) {
+		t.Errorf("a bad line before the last: %v", err)
 	}
 }
 

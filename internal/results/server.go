@@ -1,11 +1,9 @@
 package results
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/shardbench/shardbench/internal/inputfile"
 )
 
 // ServerFile holds what the servers themselves (or the simulator's model of them) said
@@ -69,19 +67,13 @@ type ServerSeries struct {
 // ReadServer loads server.json; it returns (nil, nil) when the directory has none.
 func ReadServer(dir string) (*ServerReport, error) {
 	path := filepath.Join(dir, ServerFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	var r ServerReport
+	found, err := readJSON(path, inputfile.Server, &r)
+	if err != nil || !found {
 		return nil, err
 	}
-	var r ServerReport
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	if r.Schema != ServerSchema {
-		return nil, fmt.Errorf("%s: schema %q is not %q", path, r.Schema, ServerSchema)
+		return nil, unreadablef("%s: schema %s is not %q", path, quoteShort(r.Schema), ServerSchema)
 	}
 	return &r, nil
 }

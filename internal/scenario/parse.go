@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,18 +16,11 @@ var DefaultClockStart = time.Date(2025, 11, 28, 0, 0, 0, 0, time.FixedZone("MSK"
 // ReadFile reads, decodes, defaults and validates a scenario file. The error lists every
 // problem found, each with file:line:column and field.
 func ReadFile(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlx.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, unwrapPathErr(err))
+		return nil, err
 	}
 	return Parse(path, data)
-}
-
-func unwrapPathErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
 
 // Parse decodes, defaults and validates scenario text read from file.
@@ -193,6 +185,9 @@ func (s *Scenario) validateLoad(errs *yamlx.Errors) {
 	if len(l.Phases) == 0 {
 		errs.AddAt(l.Loc, "phases", "must list at least one phase")
 	}
+	if d := s.Duration(); d > MaxDuration {
+		errs.AddAt(l.Loc, "phases", "the schedule lasts %s, over the %s one run may last", yamlx.FormatDuration(d), yamlx.FormatDuration(MaxDuration))
+	}
 	names := map[string]bool{}
 	for i := range l.Phases {
 		p := &l.Phases[i]
@@ -204,7 +199,15 @@ func (s *Scenario) validateLoad(errs *yamlx.Errors) {
 	}
 }
 
-const maxRate = 100e6 // beyond any single harness; catches a stray extra zero
+// MaxRate is the highest rate a phase may ask for, in operations per second: a hundred
+// times Black Friday's peak (100K ops/s), four times what the engine schedules in real
+// time (about 2.5 M ops/s); it catches a stray extra zero. The simulator, which runs any
+// rate given the time, holds the operations in flight in memory (sim.CheckMemory).
+const MaxRate = 10e6
+
+// MaxDuration is the longest schedule one run may have: a week, longer than any sale or
+// soak test (Black Friday's schedule is 10 minutes; clock.scale replays a day in less).
+const MaxDuration = 7 * 24 * time.Hour
 
 func checkRate(errs *yamlx.Errors, loc yamlx.Loc, field string, r Rate, required bool) {
 	switch {
@@ -212,8 +215,8 @@ func checkRate(errs *yamlx.Errors, loc yamlx.Loc, field string, r Rate, required
 		errs.AddAt(loc, field, "is required")
 	case r < 0:
 		errs.AddAt(loc, field, "must not be negative, got %g", float64(r))
-	case r > maxRate:
-		errs.AddAt(loc, field, "%g ops/s is beyond what one run can schedule (max %g)", float64(r), maxRate)
+	case r > MaxRate:
+		errs.AddAt(loc, field, "%g ops/s is beyond what one run can schedule (max %g)", float64(r), MaxRate)
 	}
 }
 
@@ -308,7 +311,7 @@ func (s *Scenario) validatePopulation(errs *yamlx.Errors) {
 	if p.Bots.Share > 0 && p.Bots.Count == 0 {
 		errs.AddAt(p.Bots.Loc, "count", "must be at least 1 when share is set")
 	}
-	if int64(p.Bots.Count) > p.Users {
+	if int64(p.Bots.Count) > p.Users && p.Users >= 1 {
 		errs.AddAt(p.Bots.Loc, "count", "cannot exceed population.users (%d)", p.Users)
 	}
 	for _, w := range []struct {
@@ -323,7 +326,7 @@ func (s *Scenario) validatePopulation(errs *yamlx.Errors) {
 		}
 	}
 	h := p.HotProducts
-	if h.Count < 0 || int64(h.Count) > p.Products {
+	if h.Count < 0 || int64(h.Count) > p.Products && p.Products >= 1 {
 		errs.AddAt(h.Loc, "count", "must be between 0 and population.products")
 	}
 	if h.Share < 0 || h.Share >= 1 {
@@ -361,58 +364,98 @@ func (s *Scenario) validateEvents(errs *yamlx.Errors) {
 
 // Overrides are command-line changes applied on top of the file.
 type Overrides struct {
-	Seed      *int64
-	Duration  time.Duration // scale all phases (and events) so the schedule lasts this long
-	RateScale float64       // multiply every rate
+	Seed *int64
+	// Duration scales all phases (and events) so the schedule lasts this long; RateScale
+	// multiplies every rate. Each applies when non-zero, or when its Set field says the
+	// user gave it (then zero is refused rather than ignored).
+	Duration     time.Duration
+	DurationSet  bool
+	RateScale    float64
+	RateScaleSet bool
 }
 
 // Apply changes the scenario in place; the scenario written with the results shows them.
+// An override that would take the scenario past its ceilings (MaxRate, MaxDuration) is
+// refused with the largest value this scenario allows.
 func (s *Scenario) Apply(o Overrides) error {
 	if o.Seed != nil {
 		s.Seed = *o.Seed
 	}
-	if o.RateScale != 0 {
-		if o.RateScale < 0 || math.IsNaN(o.RateScale) || math.IsInf(o.RateScale, 0) {
-			return fmt.Errorf("--rate-scale must be positive, got %g", o.RateScale)
-		}
-		for i := range s.Load.Phases {
-			p := &s.Load.Phases[i]
-			k := Rate(o.RateScale)
-			p.Rate, p.From, p.To, p.Peak = p.Rate*k, p.From*k, p.To*k, p.Peak*k
+	if o.RateScale != 0 || o.RateScaleSet {
+		if err := s.scaleRates(o.RateScale); err != nil {
+			return err
 		}
 	}
-	if o.Duration != 0 {
-		if o.Duration < 0 {
-			return fmt.Errorf("--duration must be positive, got %s", o.Duration)
+	if o.Duration != 0 || o.DurationSet {
+		if err := s.scaleDuration(o.Duration); err != nil {
+			return err
 		}
-		total := s.Duration()
-		if total <= 0 {
-			return nil
+	}
+	return nil
+}
+
+func (s *Scenario) scaleRates(k float64) error {
+	if !(k > 0) || math.IsInf(k, 0) {
+		return fmt.Errorf("--rate-scale must be a positive number, got %g", k)
+	}
+	var peak Rate
+	for _, p := range s.Load.Phases {
+		peak = max(peak, p.Rate, p.From, p.To, p.Peak)
+	}
+	if float64(peak)*k > MaxRate {
+		return fmt.Errorf("--rate-scale %g would schedule %g ops/s at the scenario's peak of %g, over the %g ops/s one run can schedule: at most --rate-scale %g",
+			k, float64(peak)*k, float64(peak), MaxRate, MaxRate/float64(peak))
+	}
+	for i := range s.Load.Phases {
+		p := &s.Load.Phases[i]
+		r := Rate(k)
+		p.Rate, p.From, p.To, p.Peak = p.Rate*r, p.From*r, p.To*r, p.Peak*r
+	}
+	return nil
+}
+
+func (s *Scenario) scaleDuration(d time.Duration) error {
+	switch {
+	case d <= 0:
+		return fmt.Errorf("--duration must be positive, got %s", d)
+	case d > MaxDuration:
+		return fmt.Errorf("--duration %s is over the %s one run may last", yamlx.FormatDuration(d), yamlx.FormatDuration(MaxDuration))
+	}
+	total := s.Duration()
+	if total <= 0 {
+		return nil
+	}
+	f := float64(d) / float64(total)
+	scale := func(x time.Duration) time.Duration { return time.Duration(math.Round(float64(x) * f)) }
+	var sum time.Duration
+	for i := range s.Load.Phases {
+		p := &s.Load.Phases[i]
+		p.Duration, p.SpikeAt, p.SpikeFor = scale(p.Duration), scale(p.SpikeAt), scale(p.SpikeFor)
+		if p.Duration <= 0 {
+			p.Duration = time.Millisecond
 		}
-		f := float64(o.Duration) / float64(total)
-		scale := func(d time.Duration) time.Duration { return time.Duration(math.Round(float64(d) * f)) }
-		var sum time.Duration
-		for i := range s.Load.Phases {
-			p := &s.Load.Phases[i]
-			p.Duration, p.SpikeAt, p.SpikeFor = scale(p.Duration), scale(p.SpikeAt), scale(p.SpikeFor)
-			if p.Duration <= 0 {
-				p.Duration = time.Millisecond
-			}
-			if p.Type == PhaseSpike && p.SpikeFor <= 0 {
-				p.SpikeFor = 1
-			}
-			sum += p.Duration
+		if p.Type == PhaseSpike && p.SpikeFor <= 0 {
+			p.SpikeFor = 1
 		}
-		// Rounding must not change the total the user asked for.
-		if last := &s.Load.Phases[len(s.Load.Phases)-1]; sum != o.Duration {
-			last.Duration += o.Duration - sum
-			if last.SpikeAt+last.SpikeFor > last.Duration {
-				last.SpikeAt = max(0, last.Duration-last.SpikeFor)
-			}
+		sum += p.Duration
+	}
+	// Rounding must not change the total the user asked for: the longest phase takes the
+	// difference.
+	longest := &s.Load.Phases[0]
+	for i := range s.Load.Phases {
+		if s.Load.Phases[i].Duration > longest.Duration {
+			longest = &s.Load.Phases[i]
 		}
-		for i := range s.Events {
-			s.Events[i].At = min(scale(s.Events[i].At), o.Duration)
-		}
+	}
+	longest.Duration += d - sum
+	if longest.Duration <= 0 || longest.Type == PhaseSpike && longest.SpikeFor > longest.Duration {
+		return fmt.Errorf("--duration %s is too short for the scenario's %d phases", d, len(s.Load.Phases))
+	}
+	if longest.SpikeAt+longest.SpikeFor > longest.Duration {
+		longest.SpikeAt = longest.Duration - longest.SpikeFor
+	}
+	for i := range s.Events {
+		s.Events[i].At = min(scale(s.Events[i].At), d)
 	}
 	return nil
 }

@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/shardbench/shardbench/internal/textdist"
 )
 
-// maxNodes bounds the work of one decode, so a document of nested aliases (a "billion
-// laughs" file) is an error instead of an endless expansion.
-const maxNodes = 1_000_000
+// maxNodes bounds the work of one decode: Parse has already refused a document that
+// expands to more than MaxNodes, so this only guards Raw sections built by hand.
+const maxNodes = MaxNodes
 
 // Unmarshaler is implemented by types that decode themselves from a node. Problems are
 // reported with d.Errorf so decoding continues and every problem is collected.
@@ -84,14 +86,37 @@ func Unmarshal(file string, data []byte, v any) error {
 		return err
 	}
 	d := &Decoder{file: file}
-	d.decode(root, "", reflect.ValueOf(v).Elem())
+	rv := reflect.ValueOf(v).Elem()
+	if rv.Kind() == reflect.Struct && root.Kind != yaml.MappingNode {
+		// Most likely not a file of this kind at all: say so, without its contents.
+		d.Errorf(root, "", "the top level is %s, not a mapping of fields: not a file of this kind", kindName(root))
+		return d.errs.Err()
+	}
+	d.decode(root, "", rv)
 	return d.errs.Err()
 }
 
 var lineInMsg = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// Parse parses exactly one YAML document and returns its root node (never a document node).
+// Parse parses exactly one YAML document and returns its root node (never a document
+// node). It refuses, with file:line:column, what is not YAML text (binary content, NUL,
+// control characters, invalid UTF-8), a document over MaxNodes with its aliases expanded
+// or nested over MaxDepth, and control characters in values.
 func Parse(file string, data []byte) (*yaml.Node, error) {
+	if err := checkText(file, data); err != nil {
+		return nil, err
+	}
+	root, err := parseOne(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTree(file, root); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+func parseOne(file string, data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	if err := dec.Decode(&doc); err != nil {
@@ -115,13 +140,18 @@ func Parse(file string, data []byte) (*yaml.Node, error) {
 
 var errEOF = errors.New("EOF")
 
+// syntaxError gives a yaml.v3 parse error its file and line. yaml.v3 leaves the line out
+// of messages about the first line (its marks count from 0 and it omits line 0).
 func syntaxError(file string, err error) error {
-	msg := err.Error()
-	if m := lineInMsg.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return Errors{{Pos: Pos{File: file, Line: line}, Msg: "YAML syntax: " + m[2]}}
+	msg, line := strings.TrimPrefix(err.Error(), "yaml: "), 1
+	if m := lineInMsg.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	return Errors{{Pos: Pos{File: file}, Msg: "YAML syntax: " + strings.TrimPrefix(msg, "yaml: ")}}
+	if strings.HasPrefix(msg, "exceeded max depth") {
+		return Errors{{Pos: Pos{File: file, Line: line}, Msg: fmt.Sprintf("nested more than %d levels deep", MaxDepth)}}
+	}
+	return Errors{{Pos: Pos{File: file, Line: line}, Msg: "YAML syntax: " + msg}}
 }
 
 var (
@@ -150,7 +180,7 @@ func kindName(n *yaml.Node) string {
 		case "!!float":
 			return "a number"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		return QuoteValue(n.Value)
 	}
 	return "a node"
 }
@@ -258,7 +288,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	if strings.HasSuffix(s, "d") {
 		days, err := strconv.ParseFloat(strings.TrimSuffix(s, "d"), 64)
 		if err != nil || days < 0 || math.IsInf(days, 0) || days > 100000 {
-			return 0, fmt.Errorf("invalid duration %q (use e.g. 30s, 5m, 2h, 7d)", s)
+			return 0, fmt.Errorf("invalid duration %s (use e.g. 30s, 5m, 2h, 7d)", QuoteValue(s))
 		}
 		return time.Duration(days * float64(24*time.Hour)), nil
 	}
@@ -267,7 +297,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		if _, numErr := strconv.ParseFloat(s, 64); numErr == nil {
 			return 0, fmt.Errorf("duration %q needs a unit (e.g. %ss)", s, s)
 		}
-		return 0, fmt.Errorf("invalid duration %q (use e.g. 30s, 5m, 2h, 7d)", s)
+		return 0, fmt.Errorf("invalid duration %s (use e.g. 30s, 5m, 2h, 7d)", QuoteValue(s))
 	}
 	return dur, nil
 }
@@ -283,7 +313,7 @@ func (d *Decoder) decodeTime(n *yaml.Node, path string, v reflect.Value) {
 			return
 		}
 	}
-	d.Errorf(n, path, "invalid time %q (use RFC 3339, e.g. 2025-11-28T00:00:00+03:00)", n.Value)
+	d.Errorf(n, path, "invalid time %s (use RFC 3339, e.g. 2025-11-28T00:00:00+03:00)", QuoteValue(n.Value))
 }
 
 func (d *Decoder) decodeScalar(n *yaml.Node, path string, v reflect.Value) {
@@ -336,7 +366,7 @@ func (d *Decoder) decodeScalar(n *yaml.Node, path string, v reflect.Value) {
 		}
 		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.Errorf(n, path, "expected a finite number, got %q", n.Value)
+			d.Errorf(n, path, "expected a finite number, got %s", QuoteValue(n.Value))
 			return
 		}
 		v.SetFloat(f)
@@ -365,7 +395,7 @@ func parseInt(n *yaml.Node) (int64, error) {
 	case "!!int":
 		i, err := strconv.ParseInt(s, 0, 64)
 		if err != nil {
-			return 0, fmt.Errorf("integer %q is out of range", n.Value)
+			return 0, fmt.Errorf("integer %s is out of range", QuoteValue(n.Value))
 		}
 		return i, nil
 	case "!!float":
@@ -373,7 +403,7 @@ func parseInt(n *yaml.Node) (int64, error) {
 		if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<62 {
 			return int64(f), nil
 		}
-		return 0, fmt.Errorf("expected an integer, got %q", n.Value)
+		return 0, fmt.Errorf("expected an integer, got %s", QuoteValue(n.Value))
 	}
 	return 0, fmt.Errorf("expected an integer, got %s", kindName(n))
 }
@@ -474,17 +504,22 @@ func (d *Decoder) pairs(n *yaml.Node, path string, depth int) [][2]*yaml.Node {
 }
 
 func (d *Decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
-	if isNull(n) {
-		return
-	}
-	if n.Kind != yaml.MappingNode {
-		d.Errorf(n, path, "expected a mapping, got %s", kindName(n))
-		return
-	}
 	si := getStructInfo(v.Type())
+	if isNull(n) || n.Kind != yaml.MappingNode {
+		if !isNull(n) {
+			d.Errorf(n, path, "expected a mapping, got %s", kindName(n))
+		}
+		// Validation still points at this section and names its fields.
+		locateAbsent(v, d.PosOf(n), path)
+		return
+	}
 	loc := Loc{Pos: d.PosOf(n), Path: path, keys: map[string]Pos{}}
 	pairs := d.pairs(n, path, 0)
 	nMerged := len(pairs) - countOwn(n)
+	if path == "" && foreign(pairs, si) {
+		d.errs = append(d.errs, foreignError(d.file, n, si))
+		return
+	}
 	own := map[string]int{} // explicit key -> line of its first occurrence
 	for i, kv := range pairs {
 		k, val := kv[0], kv[1]
@@ -514,7 +549,7 @@ func (d *Decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 				loc.keys[key] = d.PosOf(val)
 				continue
 			}
-			d.Errorf(k, fpath, "unknown field%s", suggest(key, si.names))
+			d.Errorf(k, JoinPath(path, shortKey(key)), "unknown field%s", suggest(key, si.names))
 			continue
 		}
 		loc.keys[key] = d.PosOf(val)
@@ -523,6 +558,52 @@ func (d *Decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 	for _, idx := range si.locs {
 		v.FieldByIndex(idx).Set(reflect.ValueOf(loc))
 	}
+	// Sections left out of the file get their parent's position and their own path, so
+	// a check on a default ("bots.count") names its field and a line.
+	for name, fi := range si.fields {
+		if _, ok := loc.keys[name]; !ok {
+			if f, ok := fieldIfAllocated(v, fi.index); ok {
+				locateAbsent(f, loc.Pos, JoinPath(path, name))
+			}
+		}
+	}
+}
+
+// locateAbsent sets the Loc of a struct not decoded from the file (and of the structs it
+// holds by value) to pos and path, unless already set.
+func locateAbsent(v reflect.Value, pos Pos, path string) {
+	if v.Kind() != reflect.Struct || v.Type() == timeType || v.Type() == rawType || v.Type() == nodeType {
+		return
+	}
+	si := getStructInfo(v.Type())
+	if len(si.locs) == 0 {
+		return
+	}
+	for _, idx := range si.locs {
+		f := v.FieldByIndex(idx)
+		if f.Interface().(Loc).Pos.File == "" {
+			f.Set(reflect.ValueOf(Loc{Pos: pos, Path: path}))
+		}
+	}
+	for name, fi := range si.fields {
+		if f, ok := fieldIfAllocated(v, fi.index); ok {
+			locateAbsent(f, pos, JoinPath(path, name))
+		}
+	}
+}
+
+// fieldIfAllocated is v.FieldByIndex without allocating embedded pointers.
+func fieldIfAllocated(v reflect.Value, index []int) (reflect.Value, bool) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, true
 }
 
 func countOwn(n *yaml.Node) int {
@@ -602,40 +683,11 @@ func (d *Decoder) decodeSlice(n *yaml.Node, path string, v reflect.Value) {
 
 // suggest returns ` (did you mean "x"?)` for the closest known name, or "".
 func suggest(key string, names []string) string {
-	best, bestD := "", 1<<30
-	for _, name := range names {
-		if dist := levenshtein(strings.ToLower(key), name); dist < bestD {
-			best, bestD = name, dist
-		}
-	}
-	if best != "" && bestD <= max(2, len(key)/3) {
+	if best, ok := textdist.Closest(strings.ToLower(key), names); ok {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	if len(names) > 0 && len(names) <= 12 {
 		return fmt.Sprintf(" (known fields: %s)", strings.Join(names, ", "))
 	}
 	return ""
-}
-
-func levenshtein(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 20
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

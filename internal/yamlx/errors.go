@@ -73,10 +73,18 @@ func (es *Errors) Append(other error) {
 
 func (es Errors) Len() int { return len(es) }
 
+// maxShown is how many problems Error lists: a file with more is most likely not a file
+// of its kind at all, and a page of its field names helps no one.
+const maxShown = 50
+
 func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
+	n := min(len(es), maxShown)
+	lines := make([]string, n, n+1)
+	for i, e := range es[:n] {
 		lines[i] = e.Error()
+	}
+	if len(es) > n {
+		lines = append(lines, fmt.Sprintf("... and %d more problems", len(es)-n))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -79,7 +79,8 @@ var Meta = &workloads.Meta{
 			Sets: []string{"items", "updated_at", "total", "expires_at"}, Doc: "remove an item from the cart"},
 		{Name: "read", Action: workloads.Get, Binds: []string{"owner_key", "owner_id", "user_id", "session_id", "status"}, Doc: "read the owner's active cart"},
 		{Name: "merge", Action: workloads.Update, Binds: cartBinds,
-			Sets: []string{"items", "updated_at", "total", "expires_at", "status"}, Doc: "at login, merge the guest cart (s:<session>) into the user's cart (u:<user>)"},
+			Sets: []string{"items", "updated_at", "total", "expires_at", "status"}, Doc: "at login, merge the guest cart (s:<session>) into the user's cart (u:<user>)",
+			Views: []workloads.View{{Name: "guest", Doc: "the guest cart merged into the user's", Of: Guest}}},
 		{Name: "checkout", Action: workloads.Update, Binds: cartBinds, Sets: []string{"status", "updated_at"}, Doc: "the cart becomes an order"},
 		{Name: "abandon", Action: workloads.Update, Binds: cartBinds,
 			Sets: []string{"status", "updated_at", "abandoned_at", "abandonment_date", "total"}, Doc: "the cart is abandoned (recorded for marketing)"},
@@ -147,12 +148,28 @@ var Meta = &workloads.Meta{
 				}
 			}},
 	},
+	Item:    opItem,
+	ItemKey: "product_id",
 	Knobs: []workloads.Knob{
 		{Name: "max_items", Default: 100, Min: 1, Max: 255, Doc: "items a cart can hold (seed 000: about 100)"},
 		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of cart operations in sessions created during the run"},
 		{Name: "ttl_days", Default: 7, Min: 0.01, Max: 3650, Doc: "cart lifetime after the last update (expires_at)"},
 	},
 	New: newGen,
+}
+
+// opItem is the item an item operation adds, changes or removes: Op.Product as the
+// product_id, product_sku, product_name, category and product_image_url fields give it,
+// at Op.Qty and Op.Price, added at Op.Ref.
+func opItem(m *workloads.Model) func(op *workloads.Op) workloads.Item {
+	pid := workloads.ProductID("product_id").Get(m)
+	sku, name := workloads.SKU("product_sku").Get(m), workloads.ProductName("product_name").Get(m)
+	cat, img := workloads.CategoryName().Get(m), workloads.ImageURL("product_image_url").Get(m)
+	return func(op *workloads.Op) workloads.Item {
+		text := func(g workloads.Getter) string { return string(g(op, nil).Bytes) }
+		return workloads.Item{ProductID: pid(op, nil).ID, SKU: text(sku), Name: text(name), Category: text(cat), ImageURL: text(img),
+			Quantity: op.Qty, Price: op.Price, AddedAt: workloads.FloorDiv(op.Ref, 1e6)}
+	}
 }
 
 // cartIdent identifies an owner's cart generation: user u -> 2u, guest session s -> 2s+1.

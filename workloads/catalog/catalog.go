@@ -15,6 +15,8 @@
 package catalog
 
 import (
+	"time"
+
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -76,6 +78,7 @@ var Meta = &workloads.Meta{
 			return append(dst, "-01"...)
 		}),
 		{Name: "stock_by_geo", Type: workloads.TIntMap, Size: 14, Doc: "stock per geo zone (map zone -> units)",
+			PerKey: &workloads.PerKey{Value: "stock", Key: "geo_zone"},
 			Composite: func(m *workloads.Model) func(*workloads.Op) any {
 				return func(op *workloads.Op) any {
 					out := map[string]int32{}
@@ -85,13 +88,14 @@ var Meta = &workloads.Meta{
 					return out
 				}
 			}},
-		{Name: "stocks", Type: workloads.TItems, Size: 48, Doc: "stock per zone as documents {geo_zone, qty, warehouse_id, updated_at} (seed 001)",
+		{Name: "stocks", Type: workloads.TDocs, Size: 48, Doc: "stock per zone as documents {geo_zone, qty, warehouse_id, updated_at} (seed 001)",
+			PerKey: &workloads.PerKey{Value: "stock", Key: "geo_zone", DocKey: "geo_zone", DocValue: "qty"},
 			Composite: func(m *workloads.Model) func(*workloads.Op) any {
 				return func(op *workloads.Op) any {
 					out := make([]workloads.Doc, len(m.Zones))
 					for z, name := range m.Zones {
 						out[z] = workloads.Doc{{Key: "geo_zone", Value: name}, {Key: "qty", Value: m.Stock(op.Product, uint8(z))},
-							{Key: "warehouse_id", Value: "WH-" + name + "-01"}, {Key: "updated_at", Value: workloads.FloorDiv(m.Start, 1e6)}}
+							{Key: "warehouse_id", Value: "WH-" + name + "-01"}, {Key: "updated_at", Value: time.UnixMilli(workloads.FloorDiv(m.Start, 1e6)).UTC()}}
 					}
 					return out
 				}

@@ -46,7 +46,9 @@ type Backend struct {
 	obs   *observer
 	ring  *placement.Ring
 	peers []placement.Peer
-	notes []string
+	// log tells the user what happens and keeps the notes the results show, with the
+	// target's secrets scrubbed.
+	log *backend.Log
 
 	before serverSnapshot
 
@@ -101,7 +103,7 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	b := &Backend{cfg: cfg, opts: o, target: t, stmts: map[*design.Step]*stmt{}, obs: newObserver()}
+	b := &Backend{cfg: cfg, opts: o, target: t, stmts: map[*design.Step]*stmt{}, obs: newObserver(), log: backend.NewLog(cfg.Log, "cassandra", t.secrets)}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
 		b.timeout = cfg.Scenario.Load.Timeout
@@ -119,7 +121,7 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 		setup.Close()
 		return nil, err
 	}
-	b.logf("variant %s → keyspace %s on %s (Cassandra %s, %d nodes, local dc %s)", cfg.Variant.Name, b.keyspace, t.redacted, b.release, len(b.peers), b.localDC)
+	b.log.Logf("variant %s → keyspace %s on %s (Cassandra %s, %d nodes, local dc %s)", cfg.Variant.Name, b.keyspace, t.redacted, b.release, len(b.peers), b.localDC)
 	if err := b.createSchema(ctx, setup); err != nil {
 		setup.Close()
 		return nil, err
@@ -192,7 +194,7 @@ func (b *Backend) connect(policy gocql.HostSelectionPolicy, observe bool) (*gocq
 	}
 	s, err := c.CreateSession()
 	if err != nil {
-		return nil, fmt.Errorf("cassandra %s: connect (connect_timeout %s): %s", b.target.redacted, b.opts.ConnectTimeout, b.redact(err.Error()))
+		return nil, fmt.Errorf("cassandra %s: connect (connect_timeout %s): %s", b.target.redacted, b.opts.ConnectTimeout, b.log.Redact(err.Error()))
 	}
 	return s, nil
 }
@@ -203,7 +205,7 @@ func (b *Backend) discover(ctx context.Context, s *gocql.Session) error {
 	defer cancel()
 	peers, local, err := readPeers(ctx, s)
 	if err != nil {
-		return fmt.Errorf("cassandra %s: reading system.local/system.peers_v2: %s", b.target.redacted, b.redact(err.Error()))
+		return fmt.Errorf("cassandra %s: reading system.local/system.peers_v2: %s", b.target.redacted, b.log.Redact(err.Error()))
 	}
 	b.peers, b.release, b.cluster = peers, local.release, local.cluster
 	b.localDC = b.target.dc
@@ -220,25 +222,6 @@ func (b *Backend) discover(ctx context.Context, s *gocql.Session) error {
 		return fmt.Errorf("cassandra %s: ring: %v", b.target.redacted, err)
 	}
 	return nil
-}
-
-func (b *Backend) logf(format string, args ...any) {
-	fmt.Fprintf(b.cfg.Log, "cassandra: "+format+"\n", args...)
-}
-
-// note records something the results must show, and tells the user now.
-func (b *Backend) note(format string, args ...any) {
-	s := fmt.Sprintf(format, args...)
-	b.notes = append(b.notes, s)
-	b.logf("%s", s)
-}
-
-// redact removes the password (should a driver message ever carry it) from text.
-func (b *Backend) redact(s string) string {
-	if b.target.password != "" {
-		s = strings.ReplaceAll(s, b.target.password, "***")
-	}
-	return s
 }
 
 // prepare rewrites every Cassandra step's CQL to the variant's keyspace and prepares it on
@@ -273,7 +256,7 @@ func (b *Backend) prepare(ctx context.Context) error {
 			_, err = b.session.StatementMetadata(pctx, st.cql, b.keyspace)
 			cancel()
 			if err != nil {
-				return fmt.Errorf("cassandra %s: preparing %s step %d (%s): %s", b.target.redacted, s.Op, s.Index, st.cql, b.redact(err.Error()))
+				return fmt.Errorf("cassandra %s: preparing %s step %d (%s): %s", b.target.redacted, s.Op, s.Index, st.cql, b.log.Redact(err.Error()))
 			}
 			b.stmts[s] = st
 		}
@@ -353,7 +336,7 @@ func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome
 }
 
 func (b *Backend) fail(ctx context.Context, a *design.Access, err error) backend.Outcome {
-	return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.redact(fmt.Sprintf("%s step %d %s %s: %v", a.Step.Op, a.Step.Index, a.Step.Statement, a.Step.Target, err)))}
+	return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.log.Redact(fmt.Sprintf("%s step %d %s %s: %v", a.Step.Op, a.Step.Index, a.Step.Statement, a.Step.Target, err)))}
 }
 
 func (b *Backend) args(a *design.Access, op *workloads.Op) []any {
@@ -465,7 +448,7 @@ func (b *Backend) LocalDC() string { return b.localDC }
 func (b *Backend) Release() string { return b.release }
 
 // Notes lists what the results must say (design features changed to fit the cluster).
-func (b *Backend) Notes() []string { return append([]string(nil), b.notes...) }
+func (b *Backend) Notes() []string { return b.log.Notes() }
 
 // Describe says what the backend talks to, for the summary.
 func (b *Backend) Describe() backend.Info {

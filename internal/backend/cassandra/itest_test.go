@@ -301,7 +301,7 @@ func TestReplicasMatchDriverAndServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Backend{target: tg, opts: Options{ConnectTimeout: 10 * time.Second, NumConns: 1}, timeout: 10 * time.Second, obs: newObserver()}
+	b := &Backend{target: tg, opts: Options{ConnectTimeout: 10 * time.Second, NumConns: 1}, timeout: 10 * time.Second, obs: newObserver(), log: backend.NewLog(nil, "cassandra", tg.secrets)}
 	setup, err := b.connect(gocql.RoundRobinHostPolicy(), false)
 	if err != nil {
 		t.Fatal(err)

@@ -19,11 +19,11 @@ func (b *Backend) load(ctx context.Context) error {
 			return s.Database == design.Cassandra && s.Kind == design.Write && s.Statement != "DELETE"
 		},
 		Exec:   b.run,
-		Redact: b.redact,
+		Redact: b.log.Redact,
 	}.Run(ctx, b.cfg)
 	if err != nil {
 		return err
 	}
-	b.note("%s", r)
+	b.log.Note("%s", r)
 	return nil
 }

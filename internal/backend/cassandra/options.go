@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/inputfile"
+	"github.com/shardbench/shardbench/internal/redact"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
@@ -198,6 +200,8 @@ type target struct {
 	redacted string
 	user     string
 	password string
+	// secrets scrubs the password (and anything secret the target carried) from text.
+	secrets *redact.Redactor
 }
 
 // parseTarget reads cassandra://host1,host2[:port][?dc=DC]. Credentials in the URL are
@@ -206,17 +210,18 @@ func parseTarget(s, passwordFile string) (target, error) {
 	if s == "" {
 		s = DefaultTarget
 	}
+	shown := redact.Target(s) // every error names the target this way
 	if !strings.HasPrefix(s, "cassandra://") {
-		return target{}, fmt.Errorf("--target %s: the cassandra backend wants cassandra://host1,host2[:port][?dc=DC]", redactTarget(s))
+		return target{}, fmt.Errorf("--target %s: the cassandra backend wants cassandra://host1,host2[:port][?dc=DC]", shown)
 	}
 	rest := strings.TrimPrefix(s, "cassandra://")
 	hostPart, query, _ := strings.Cut(rest, "?")
 	hostPart = strings.TrimSuffix(hostPart, "/")
 	if strings.Contains(hostPart, "@") {
-		return target{}, fmt.Errorf("--target %s: credentials do not belong in the target; set %s and %s (or %s)", redactTarget(s), EnvUsername, EnvPassword, EnvPasswordFile)
+		return target{}, fmt.Errorf("--target %s: credentials do not belong in the target; set %s and %s (or %s)", shown, EnvUsername, EnvPassword, EnvPasswordFile)
 	}
 	if hostPart == "" {
-		return target{}, fmt.Errorf("--target %s: no host", s)
+		return target{}, fmt.Errorf("--target %s: no host", shown)
 	}
 	t := target{port: 9042}
 	// A port may follow the last host (host1,host2:9042, the URL-like form) or each host.
@@ -224,7 +229,7 @@ func parseTarget(s, passwordFile string) (target, error) {
 	for _, h := range strings.Split(hostPart, ",") {
 		h = strings.TrimSpace(h)
 		if h == "" {
-			return target{}, fmt.Errorf("--target %s: empty host in the list", s)
+			return target{}, fmt.Errorf("--target %s: empty host in the list", shown)
 		}
 		host, port := h, ""
 		if hh, pp, err := net.SplitHostPort(h); err == nil {
@@ -233,21 +238,21 @@ func parseTarget(s, passwordFile string) (target, error) {
 		if port != "" {
 			p, err := strconv.Atoi(port)
 			if err != nil || p <= 0 || p > 65535 {
-				return target{}, fmt.Errorf("--target %s: bad port %q", s, port)
+				return target{}, fmt.Errorf("--target %s: bad port %q", shown, port)
 			}
 			ports[p] = true
 		}
 		t.hosts = append(t.hosts, host)
 	}
 	if len(ports) > 1 {
-		return target{}, fmt.Errorf("--target %s: every node must listen on the same native port", s)
+		return target{}, fmt.Errorf("--target %s: every node must listen on the same native port", shown)
 	}
 	for p := range ports {
 		t.port = p
 	}
 	q, err := url.ParseQuery(query)
 	if err != nil {
-		return target{}, fmt.Errorf("--target %s: %v", s, err)
+		return target{}, fmt.Errorf("--target %s: %v", shown, err)
 	}
 	var unknown []string
 	for k := range q {
@@ -257,7 +262,7 @@ func parseTarget(s, passwordFile string) (target, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return target{}, fmt.Errorf("--target %s: unknown parameter %s (only dc=; other settings go under backends.cassandra)", s, strings.Join(unknown, ", "))
+		return target{}, fmt.Errorf("--target %s: unknown parameter %s (only dc=; other settings go under backends.cassandra)", shown, strings.Join(unknown, ", "))
 	}
 	t.dc = q.Get("dc")
 	t.redacted = "cassandra://" + strings.Join(t.hosts, ",") + ":" + strconv.Itoa(t.port)
@@ -270,7 +275,7 @@ func parseTarget(s, passwordFile string) (target, error) {
 		passwordFile = f
 	}
 	if passwordFile != "" {
-		b, err := os.ReadFile(passwordFile)
+		b, err := inputfile.ReadFile(passwordFile, inputfile.PasswordFile)
 		if err != nil {
 			return target{}, fmt.Errorf("password file: %v", err)
 		}
@@ -284,16 +289,9 @@ func parseTarget(s, passwordFile string) (target, error) {
 		return target{}, fmt.Errorf("%s is set but no password: set %s or %s", EnvUsername, EnvPassword, EnvPasswordFile)
 	}
 	t.password = pass
+	t.secrets = redact.New([]string{s}, pass)
 	if t.user != "" {
 		t.redacted += " (user " + t.user + ")"
 	}
 	return t, nil
-}
-
-// redactTarget hides user info someone put in a target despite the rules.
-func redactTarget(s string) string {
-	if i, j := strings.Index(s, "://"), strings.LastIndex(s, "@"); i >= 0 && j > i {
-		return s[:i+3] + "***@" + s[j+1:]
-	}
-	return s
 }

@@ -95,7 +95,7 @@ nodes:
 				m[table] = st
 			}
 			if err := iter.Close(); err != nil && q.required {
-				s.failed[node] = q.from + ": " + b.redact(err.Error())
+				s.failed[node] = q.from + ": " + b.log.Redact(err.Error())
 				continue nodes
 			}
 		}
@@ -121,7 +121,7 @@ nodes:
 func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.Dir) error {
 	coords := b.obs.snapshot()
 	after := b.snapshot(ctx)
-	for _, n := range b.notes {
+	for _, n := range b.log.Notes() {
 		if !contains(v.Notes, n) {
 			v.Notes = append(v.Notes, n)
 		}
@@ -208,7 +208,7 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 	if a, n := b.applied.Load(), b.notApplied.Load(); a+n > 0 {
 		sv.Notes = append(sv.Notes, fmt.Sprintf("lightweight transactions: %d applied, %d not applied (condition false: counted ok, the workload's outcome, not an error)", a, n))
 	}
-	sv.Notes = append(sv.Notes, b.notes...)
+	sv.Notes = append(sv.Notes, b.log.Notes()...)
 	_ = total
 	return dir.AddServer(sv)
 }

@@ -93,7 +93,7 @@ func (b *Backend) createSchema(ctx context.Context, s *gocql.Session) error {
 	repl := ""
 	if b.opts.Replication != nil {
 		repl, _ = replicationCQL(*b.opts.Replication)
-		b.note("keyspace replication %s (backends.cassandra.replication) instead of the design's", repl)
+		b.log.Note("keyspace replication %s (backends.cassandra.replication) instead of the design's", repl)
 	} else if r := d.Cassandra.Replication; strings.HasSuffix(r.Class, "NetworkTopologyStrategy") {
 		var missing []string
 		for _, dc := range r.DCs {
@@ -114,12 +114,12 @@ func (b *Backend) createSchema(ctx context.Context, s *gocql.Session) error {
 		qctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
 		if err := s.Query(q).Consistency(gocql.All).ExecContext(qctx); err != nil {
-			return fmt.Errorf("cassandra %s: %s: %s", b.target.redacted, firstLineOf(q), b.redact(err.Error()))
+			return fmt.Errorf("cassandra %s: %s: %s", b.target.redacted, firstLineOf(q), b.log.Redact(err.Error()))
 		}
 		return nil
 	}
 	if b.cfg.Recreate {
-		b.logf("--recreate: dropping keyspace %s", b.keyspace)
+		b.log.Logf("--recreate: dropping keyspace %s", b.keyspace)
 		if err := run("DROP KEYSPACE IF EXISTS " + b.keyspace); err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (b *Backend) createSchema(ctx context.Context, s *gocql.Session) error {
 	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	if err := s.AwaitSchemaAgreement(actx); err != nil {
-		return fmt.Errorf("cassandra %s: schema agreement after creating %s: %s", b.target.redacted, b.keyspace, b.redact(err.Error()))
+		return fmt.Errorf("cassandra %s: schema agreement after creating %s: %s", b.target.redacted, b.keyspace, b.log.Redact(err.Error()))
 	}
 	return nil
 }

@@ -188,7 +188,7 @@ func CheckShardKeys(ctx context.Context, cfg backend.Config, o CheckOptions) (*C
 	note := func(format string, args ...any) {
 		s := fmt.Sprintf(format, args...)
 		res.Notes = append(res.Notes, s)
-		b.logf("%s", s)
+		b.log.Logf("%s", s)
 	}
 	res.Notes = append(res.Notes, b.Notes()...)
 	colls := b.keyedCollections()
@@ -199,7 +199,7 @@ func CheckShardKeys(ctx context.Context, cfg backend.Config, o CheckOptions) (*C
 		ns := b.dbName + "." + c.name
 		err := admin.RunCommand(ctx, bson.D{{Key: "configureQueryAnalyzer", Value: ns}, {Key: "mode", Value: "full"}, {Key: "samplesPerSecond", Value: o.SamplesPerSecond}}).Err()
 		if err != nil {
-			note("query sampling of %s could not be enabled (configureQueryAnalyzer: %s): the server's readDistribution and writeDistribution for it are empty", ns, b.redact(err.Error()))
+			note("query sampling of %s could not be enabled (configureQueryAnalyzer: %s): the server's readDistribution and writeDistribution for it are empty", ns, b.log.Redact(err.Error()))
 			continue
 		}
 		sampling++
@@ -212,7 +212,7 @@ func CheckShardKeys(ctx context.Context, cfg backend.Config, o CheckOptions) (*C
 		}
 	}()
 	if sampling > 0 && o.SamplerRefresh > 0 {
-		b.logf("query sampling enabled on %d collection(s) at %g queries/s; waiting %s for mongos and the shards to pick it up", sampling, o.SamplesPerSecond, o.SamplerRefresh)
+		b.log.Logf("query sampling enabled on %d collection(s) at %g queries/s; waiting %s for mongos and the shards to pick it up", sampling, o.SamplesPerSecond, o.SamplerRefresh)
 		if err := sleep(ctx, o.SamplerRefresh); err != nil {
 			return res, err
 		}
@@ -223,7 +223,7 @@ func CheckShardKeys(ctx context.Context, cfg backend.Config, o CheckOptions) (*C
 		Keep:     func(s *design.Step) bool { return s.Database == design.MongoDB },
 		Exec:     b.run,
 		Expected: func(err error) bool { return serverCode(err) == 11000 },
-		Redact:   b.redact,
+		Redact:   b.log.Redact,
 	}.Run(ctx, cfg)
 	if err != nil {
 		return res, fmt.Errorf("mongo %s: load phase of %s: %w", b.target.redacted, b.dbName, err)
@@ -246,7 +246,7 @@ func CheckShardKeys(ctx context.Context, cfg backend.Config, o CheckOptions) (*C
 			if err != nil || !c.sampled || sampling == 0 || sampledTotal(&sk) > 0 || time.Now().After(deadline) {
 				break
 			}
-			b.logf("%s: no sampled queries written yet; retrying analyzeShardKey (mongod writes them every queryAnalysisWriterIntervalSecs)", ns)
+			b.log.Logf("%s: no sampled queries written yet; retrying analyzeShardKey (mongod writes them every queryAnalysisWriterIntervalSecs)", ns)
 			if err := sleep(ctx, 5*time.Second); err != nil {
 				return res, err
 			}
@@ -255,7 +255,7 @@ func CheckShardKeys(ctx context.Context, cfg backend.Config, o CheckOptions) (*C
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
-			sk = results.ServerKeyAnalysis{Namespace: ns, Key: formatDoc(c.key), Error: b.redact(err.Error())}
+			sk = results.ServerKeyAnalysis{Namespace: ns, Key: formatDoc(c.key), Error: b.log.Redact(err.Error())}
 			note("analyzeShardKey %s %s failed: %s", ns, formatDoc(c.key), sk.Error)
 		} else if c.sampled && sampling > 0 && sampledTotal(&sk) == 0 {
 			note("%s: no sampled queries reached analyzeShardKey within %s; its read and write distribution are empty", ns, o.SampleWait)

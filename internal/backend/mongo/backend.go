@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,8 +49,9 @@ type Backend struct {
 	// colls holds one collection handle per step: its read preference, write concern and
 	// read concern as the design says.
 	colls map[*design.Step]*mongo.Collection
-	// notes are what the user must know to read the numbers (features not applied).
-	notes []string
+	// log tells the user what happens and keeps the notes (features not applied) the
+	// results show, with the target's secrets scrubbed.
+	log *backend.Log
 	// routing is the mongos chunk attribution (nil elsewhere).
 	routing *routing
 	before  serverSnapshot
@@ -113,7 +113,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	}
 	if b.dep.FerretDB != "" {
 		b.conv.decimalAsDouble = true
-		b.note("FerretDB has no decimal128 (it drops the connection on one): decimal fields are sent as doubles")
+		b.log.Note("FerretDB has no decimal128 (it drops the connection on one): decimal fields are sent as doubles")
 	}
 	prefix := o.Database
 	if prefix == "" {
@@ -121,10 +121,10 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	}
 	b.dbName = databaseName(prefix+set.dbSuffix, "", cfg.Variant.Name)
 	b.db = b.client.Database(b.dbName)
-	b.logf("variant %s → database %s on %s (%s)", cfg.Variant.Name, b.dbName, t.redacted, b.dep)
+	b.log.Logf("variant %s → database %s on %s (%s)", cfg.Variant.Name, b.dbName, t.redacted, b.dep)
 	if err := b.setup(ctx); err != nil {
 		b.client.Disconnect(context.Background())
-		return nil, fmt.Errorf("mongo %s: setting up %s: %s", t.redacted, b.dbName, b.redact(err.Error()))
+		return nil, fmt.Errorf("mongo %s: setting up %s: %s", t.redacted, b.dbName, b.log.Redact(err.Error()))
 	}
 	if err := b.handles(); err != nil {
 		b.client.Disconnect(context.Background())
@@ -144,7 +144,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 // newBackend is a backend not yet connected; each operation is bounded by the scenario's
 // load.timeout (default 5s).
 func newBackend(cfg backend.Config, o Options, t target, onCommand func(*event.CommandStartedEvent)) *Backend {
-	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand), colls: map[*design.Step]*mongo.Collection{}}
+	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand), colls: map[*design.Step]*mongo.Collection{}, log: backend.NewLog(cfg.Log, "mongo", t.secrets)}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
 		b.timeout = cfg.Scenario.Load.Timeout
@@ -180,19 +180,19 @@ func (b *Backend) connect(ctx context.Context) error {
 		co.SetAuth(cred)
 	}
 	if err := co.Validate(); err != nil {
-		return &UsageError{fmt.Errorf("--target %s: %s", t.redacted, b.redact(err.Error()))}
+		return &UsageError{fmt.Errorf("--target %s: %s", t.redacted, b.log.Redact(err.Error()))}
 	}
 	var err error
 	b.client, err = mongo.Connect(co)
 	if err != nil {
-		return fmt.Errorf("mongo %s: %s", t.redacted, b.redact(err.Error()))
+		return fmt.Errorf("mongo %s: %s", t.redacted, b.log.Redact(err.Error()))
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	defer cancel()
 	b.dep, err = detect(cctx, b.client)
 	if err != nil {
 		b.client.Disconnect(context.Background())
-		return fmt.Errorf("mongo %s: connect and hello (connect_timeout %s): %s", t.redacted, o.ConnectTimeout, b.redact(err.Error()))
+		return fmt.Errorf("mongo %s: connect and hello (connect_timeout %s): %s", t.redacted, o.ConnectTimeout, b.log.Redact(err.Error()))
 	}
 	return nil
 }
@@ -219,25 +219,6 @@ func databaseName(prefix, designDB, variant string) string {
 	return prefix + suffix
 }
 
-func (b *Backend) logf(format string, args ...any) {
-	fmt.Fprintf(b.cfg.Log, "mongo: "+format+"\n", args...)
-}
-
-// note records something the results must show, and tells the user now.
-func (b *Backend) note(format string, args ...any) {
-	s := fmt.Sprintf(format, args...)
-	b.notes = append(b.notes, s)
-	b.logf("%s", s)
-}
-
-// redact removes the password (should a driver message ever carry it) from text.
-func (b *Backend) redact(s string) string {
-	if b.target.password != "" {
-		s = strings.ReplaceAll(s, b.target.password, "***")
-	}
-	return s
-}
-
 // handles builds one collection handle per step with its read preference, write concern
 // and read concern.
 func (b *Backend) handles() error {
@@ -256,7 +237,7 @@ func (b *Backend) handles() error {
 				co.SetWriteConcern(wc)
 				if s.WriteConcern.WTimeout > 0 && !b.wtimeoutNoted {
 					b.wtimeoutNoted = true
-					b.note("write concern wtimeout %s not sent: mongo-driver v2 has no wtimeout; the operation timeout (load.timeout) bounds the wait instead", s.WriteConcern.WTimeout)
+					b.log.Note("write concern wtimeout %s not sent: mongo-driver v2 has no wtimeout; the operation timeout (load.timeout) bounds the wait instead", s.WriteConcern.WTimeout)
 				}
 			} else {
 				rp, err := readPref(s.ReadPref)
@@ -329,7 +310,7 @@ func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome
 			b.routing.attribute(a, op)
 		}
 		if err := b.run(ctx, a, op); err != nil {
-			return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.redact(fmt.Sprintf("%s %s.%s: %v", a.Step.Op, a.Step.Target, a.Step.Statement, err)))}
+			return backend.Outcome{Class: Classify(err, ctx.Err()), Err: errors.New(b.log.Redact(fmt.Sprintf("%s %s.%s: %v", a.Step.Op, a.Step.Target, a.Step.Statement, err)))}
 		}
 	}
 	return backend.Outcome{}
@@ -417,7 +398,7 @@ func (b *Backend) Deployment() Deployment { return b.dep }
 
 // Notes lists the design features the server did not apply, and other things the results
 // must say.
-func (b *Backend) Notes() []string { return append([]string(nil), b.notes...) }
+func (b *Backend) Notes() []string { return b.log.Notes() }
 
 // Describe says what the backend talks to, for the summary.
 func (b *Backend) Describe() backend.Info {
@@ -430,8 +411,8 @@ func (b *Backend) Describe() backend.Info {
 	if b.dep.SetName != "" {
 		d["replica_set"] = b.dep.SetName
 	}
-	if len(b.notes) > 0 {
-		d["not_applied"] = fmt.Sprint(len(b.notes), " design feature(s): see the variant's notes")
+	if notes := b.log.Notes(); len(notes) > 0 {
+		d["not_applied"] = fmt.Sprint(len(notes), " design feature(s): see the variant's notes")
 	}
 	return backend.Info{Name: "mongo", Target: b.target.redacted, Server: b.dep.String(), Details: d}
 }

@@ -20,11 +20,11 @@ func (b *Backend) load(ctx context.Context) error {
 		},
 		Exec:     b.run,
 		Expected: func(err error) bool { return serverCode(err) == 11000 }, // duplicate key
-		Redact:   b.redact,
+		Redact:   b.log.Redact,
 	}.Run(ctx, b.cfg)
 	if err != nil {
 		return err
 	}
-	b.note("%s", r)
+	b.log.Note("%s", r)
 	return nil
 }

@@ -24,14 +24,14 @@ func (b *Backend) mongosView(ctx context.Context, sv *results.ServerVariant, aft
 	if err := admin.RunCommand(ctx, bson.D{{Key: "balancerStatus", Value: 1}}).Decode(&bal); err == nil {
 		sv.Notes = append(sv.Notes, fmt.Sprintf("balancer: mode %v, in a balancing round: %v", bal["mode"], bal["inBalancerRound"]))
 	} else {
-		sv.Notes = append(sv.Notes, "balancerStatus: "+b.redact(err.Error()))
+		sv.Notes = append(sv.Notes, "balancerStatus: "+b.log.Redact(err.Error()))
 	}
 	cur, err := admin.Aggregate(ctx, bson.A{
 		bson.D{{Key: "$shardedDataDistribution", Value: bson.D{}}},
 		bson.D{{Key: "$match", Value: bson.D{{Key: "ns", Value: bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(b.dbName+".")}}}}}},
 	})
 	if err != nil {
-		sv.Notes = append(sv.Notes, "$shardedDataDistribution (MongoDB 6.0.3+): "+b.redact(err.Error()))
+		sv.Notes = append(sv.Notes, "$shardedDataDistribution (MongoDB 6.0.3+): "+b.log.Redact(err.Error()))
 	} else {
 		t := results.ServerTable{Title: "data per shard ($shardedDataDistribution)", Subject: "nodes",
 			Columns: []string{"collection", "shard", "documents", "bytes", "orphaned documents"}, Numeric: []bool{false, false, true, true, true}}
@@ -69,7 +69,7 @@ func (b *Backend) mongosView(ctx context.Context, sv *results.ServerVariant, aft
 		before := b.routing.tables[c]
 		now, err := readChunkTable(ctx, b.client, b.dbName+"."+c)
 		if err != nil {
-			sv.Notes = append(sv.Notes, "config.chunks of "+c+" after the run: "+b.redact(err.Error()))
+			sv.Notes = append(sv.Notes, "config.chunks of "+c+" after the run: "+b.log.Redact(err.Error()))
 			continue
 		}
 		count := func(t interface{ ChunksPerShard() []int }, shards []string) map[string]int {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardbench/shardbench/internal/inputfile"
+	"github.com/shardbench/shardbench/internal/redact"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
@@ -95,6 +97,8 @@ type target struct {
 	user     string
 	password string
 	hasPass  bool
+	// secrets scrubs the password and the URI's secret options from text.
+	secrets *redact.Redactor
 }
 
 // parseTarget checks a mongodb:// or mongodb+srv:// target and gathers credentials from
@@ -103,15 +107,16 @@ func parseTarget(s, passwordFile string) (target, error) {
 	if s == "" {
 		s = DefaultTarget
 	}
+	shown := redact.Target(s) // every error names the target this way
 	u, err := url.Parse(s)
 	if err != nil {
-		return target{}, fmt.Errorf("--target %s: not a URI: %v", Redact(s), redactErr(err, s))
+		return target{}, fmt.Errorf("--target %s: not a URI: %s", shown, redact.New([]string{s}).Text(err.Error()))
 	}
 	if u.Scheme != "mongodb" && u.Scheme != "mongodb+srv" {
-		return target{}, fmt.Errorf("--target %s: the mongo backend wants mongodb://host:port[,host:port]/?options or mongodb+srv://", Redact(s))
+		return target{}, fmt.Errorf("--target %s: the mongo backend wants mongodb://host:port[,host:port]/?options or mongodb+srv://", shown)
 	}
 	if u.Host == "" {
-		return target{}, fmt.Errorf("--target %s: no host", Redact(s))
+		return target{}, fmt.Errorf("--target %s: no host", shown)
 	}
 	t := target{}
 	if u.User != nil {
@@ -129,7 +134,7 @@ func parseTarget(s, passwordFile string) (target, error) {
 		passwordFile = f
 	}
 	if passwordFile != "" {
-		b, err := os.ReadFile(passwordFile)
+		b, err := inputfile.ReadFile(passwordFile, inputfile.PasswordFile)
 		if err != nil {
 			return target{}, fmt.Errorf("password file: %v", err)
 		}
@@ -140,28 +145,10 @@ func parseTarget(s, passwordFile string) (target, error) {
 		return target{}, fmt.Errorf("a MongoDB password is set but no user name: set %s", EnvUsername)
 	}
 	t.uri = u.String()
-	t.redacted = t.uri
+	t.secrets = redact.New([]string{s, t.uri}, t.password)
+	t.redacted = redact.Target(t.uri)
 	if t.user != "" {
-		t.redacted = strings.Replace(t.uri, "://", "://"+url.User(t.user).String()+":***@", 1)
+		t.redacted = strings.Replace(t.redacted, "://", "://"+url.User(t.user).String()+":"+redact.Mask+"@", 1)
 	}
 	return t, nil
-}
-
-// Redact removes the password from a MongoDB URI (for messages about bad input).
-func Redact(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		if i, j := strings.Index(s, "://"), strings.LastIndex(s, "@"); i >= 0 && j > i {
-			return s[:i+3] + "***@" + s[j+1:]
-		}
-		return s
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "***")
-	}
-	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
-}
-
-func redactErr(err error, secret string) string {
-	return strings.ReplaceAll(err.Error(), secret, Redact(secret))
 }

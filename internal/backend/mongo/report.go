@@ -37,7 +37,7 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 	s := serverSnapshot{counters: map[string]int64{}}
 	var st bson.M
 	if err := b.client.Database("admin").RunCommand(ctx, bson.D{{Key: "serverStatus", Value: 1}}).Decode(&st); err != nil {
-		s.err = b.redact(err.Error())
+		s.err = b.log.Redact(err.Error())
 		return s
 	}
 	s.ok = true
@@ -108,7 +108,7 @@ func asInt(v any) int64 {
 func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.Dir) error {
 	cmds, servers, perServer := b.mon.snapshot() // before our own $collStats commands
 	after := b.snapshot(ctx)
-	for _, n := range b.notes { // the CLI already copied the setup notes (engine.Variant.Notes)
+	for _, n := range b.log.Notes() { // the CLI already copied the setup notes (engine.Variant.Notes)
 		if !contains(v.Notes, n) {
 			v.Notes = append(v.Notes, n)
 		}
@@ -212,7 +212,7 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 	if b.dep.IsMongos() {
 		b.mongosView(ctx, &sv, after)
 	}
-	sv.Notes = append(sv.Notes, b.notes...)
+	sv.Notes = append(sv.Notes, b.log.Notes()...)
 	return dir.AddServer(sv)
 }
 

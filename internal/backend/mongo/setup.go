@@ -128,7 +128,7 @@ func (b *Backend) setup(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if b.cfg.Recreate {
-		b.logf("--recreate: dropping database %s", b.dbName)
+		b.log.Logf("--recreate: dropping database %s", b.dbName)
 		if err := b.db.Drop(ctx); err != nil {
 			return fmt.Errorf("dropDatabase: %w", err)
 		}
@@ -154,7 +154,7 @@ func (b *Backend) setup(ctx context.Context) error {
 	switch {
 	case !shard:
 		if b.dep.IsMongos() {
-			b.note("backends.mongo.shard is false: collections stay unsharded on this mongos")
+			b.log.Note("backends.mongo.shard is false: collections stay unsharded on this mongos")
 		}
 	case b.dep.IsMongos():
 		return b.shardCollections(ctx)
@@ -164,10 +164,10 @@ func (b *Backend) setup(ctx context.Context) error {
 			if len(c.ShardKey) == 0 {
 				continue
 			}
-			b.note("not a mongos (%s): shard key %s of %s not applied; placement is computed client-side", b.dep.Kind, formatDoc(keyDoc(c.ShardKey)), mg.Collections[i].Key)
+			b.log.Note("not a mongos (%s): shard key %s of %s not applied; placement is computed client-side", b.dep.Kind, formatDoc(keyDoc(c.ShardKey)), mg.Collections[i].Key)
 		}
 		if mg.ChunkSizeMB > 0 {
-			b.note("not a mongos: chunk_size_mb %d not applied", mg.ChunkSizeMB)
+			b.log.Note("not a mongos: chunk_size_mb %d not applied", mg.ChunkSizeMB)
 		}
 	}
 	return nil
@@ -175,7 +175,7 @@ func (b *Backend) setup(ctx context.Context) error {
 
 func (b *Backend) createCollection(ctx context.Context, name string, c *design.Collection, exists bool) error {
 	if exists {
-		b.logf("collection %s.%s exists: left as it is (--recreate drops it)", b.dbName, name)
+		b.log.Logf("collection %s.%s exists: left as it is (--recreate drops it)", b.dbName, name)
 		return nil
 	}
 	co := options.CreateCollection()
@@ -185,7 +185,7 @@ func (b *Backend) createCollection(ctx context.Context, name string, c *design.C
 	}
 	err := b.db.CreateCollection(ctx, name, co)
 	if err != nil && hasValidator && unsupported(err) {
-		b.note("validator of %s not applied: the server does not support it (%s)", name, b.redact(err.Error()))
+		b.log.Note("validator of %s not applied: the server does not support it (%s)", name, b.log.Redact(err.Error()))
 		err = b.db.CreateCollection(ctx, name)
 	}
 	if err != nil && serverCode(err) == 48 { // NamespaceExists: created meanwhile
@@ -233,14 +233,14 @@ func (b *Backend) createIndexes(ctx context.Context, name string, c *design.Coll
 		switch {
 		case err == nil:
 		case unsupported(err):
-			b.note("%s of %s not applied: the server does not support it (%s)", ix.what, name, b.redact(err.Error()))
+			b.log.Note("%s of %s not applied: the server does not support it (%s)", ix.what, name, b.log.Redact(err.Error()))
 			if fb := ascendingFallback(ix.model.Keys.(bson.D)); fb != nil && strings.HasPrefix(ix.what, "shard key") {
 				if _, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: fb, Options: options.Index().SetName("shard_key_asc")}); err == nil {
-					b.note("%s: created %s instead, so shard-key equality queries stay indexed", name, formatDoc(fb))
+					b.log.Note("%s: created %s instead, so shard-key equality queries stay indexed", name, formatDoc(fb))
 				}
 			}
 		case serverCode(err) == 85 || serverCode(err) == 86: // IndexOptionsConflict, IndexKeySpecsConflict
-			b.note("%s of %s: an existing index differs (%s); left as it is", ix.what, name, b.redact(err.Error()))
+			b.log.Note("%s of %s: an existing index differs (%s); left as it is", ix.what, name, b.log.Redact(err.Error()))
 		default:
 			return fmt.Errorf("%s of %s: %w", ix.what, name, err)
 		}
@@ -277,7 +277,7 @@ func (b *Backend) shardCollections(ctx context.Context) error {
 	admin := b.client.Database("admin")
 	if err := admin.RunCommand(ctx, bson.D{{Key: "enableSharding", Value: b.dbName}}).Err(); err != nil {
 		if unsupported(err) {
-			b.note("enableSharding not supported by this mongos (%s): collections stay unsharded", b.redact(err.Error()))
+			b.log.Note("enableSharding not supported by this mongos (%s): collections stay unsharded", b.log.Redact(err.Error()))
 			return nil
 		}
 		return fmt.Errorf("enableSharding: %w", err)
@@ -301,37 +301,37 @@ func (b *Backend) shardCollections(ctx context.Context) error {
 		if err != nil && c.Presplit != nil && c.Presplit.Chunks > 0 && !unsupported(err) {
 			// Servers that dropped numInitialChunks reject it; the split then follows
 			// their own rule (7.2+: one chunk per shard).
-			b.note("shardCollection %s refused numInitialChunks %d (%s); sharded without it", name, c.Presplit.Chunks, b.redact(err.Error()))
+			b.log.Note("shardCollection %s refused numInitialChunks %d (%s); sharded without it", name, c.Presplit.Chunks, b.log.Redact(err.Error()))
 			err = admin.RunCommand(ctx, cmd[:len(cmd)-1]).Err()
 		}
 		if err != nil && serverCode(err) == 23 { // AlreadyInitialized: sharded by an earlier run
-			b.logf("%s is already sharded: left as it is (--recreate reshards)", ns)
+			b.log.Logf("%s is already sharded: left as it is (--recreate reshards)", ns)
 			err = nil
 		}
 		if err != nil {
 			if unsupported(err) {
-				b.note("shardCollection %s %s not supported by this server (%s): not sharded; placement is computed client-side", name, formatDoc(key), b.redact(err.Error()))
+				b.log.Note("shardCollection %s %s not supported by this server (%s): not sharded; placement is computed client-side", name, formatDoc(key), b.log.Redact(err.Error()))
 				continue
 			}
 			return fmt.Errorf("shardCollection %s %s: %w", ns, formatDoc(key), err)
 		}
-		b.logf("sharded %s by %s", ns, formatDoc(key))
+		b.log.Logf("sharded %s by %s", ns, formatDoc(key))
 		if c.Presplit != nil {
 			for j := range c.Presplit.Points {
 				pt := yamlToBSON(&c.Presplit.Points[j])
 				if err := admin.RunCommand(ctx, bson.D{{Key: "split", Value: ns}, {Key: "middle", Value: pt}}).Err(); err != nil {
-					b.note("split of %s at %v failed: %s", name, pt, b.redact(err.Error()))
+					b.log.Note("split of %s at %v failed: %s", name, pt, b.log.Redact(err.Error()))
 				}
 			}
 		}
 		if mg.ChunkSizeMB > 0 {
 			err := admin.RunCommand(ctx, bson.D{{Key: "configureCollectionBalancing", Value: ns}, {Key: "chunkSize", Value: int32(mg.ChunkSizeMB)}}).Err()
 			if err != nil {
-				b.note("chunk size %d MB for %s not applied (%s)", mg.ChunkSizeMB, name, b.redact(err.Error()))
+				b.log.Note("chunk size %d MB for %s not applied (%s)", mg.ChunkSizeMB, name, b.log.Redact(err.Error()))
 			}
 		}
 		if err := b.routing.load(ctx, b.client, ns, name); err != nil {
-			b.note("chunk table of %s not read from config.chunks (%s): no per-shard attribution", name, b.redact(err.Error()))
+			b.log.Note("chunk table of %s not read from config.chunks (%s): no per-shard attribution", name, b.log.Redact(err.Error()))
 		}
 	}
 	return nil

@@ -40,8 +40,16 @@ func TestTargetKeepsCredentialsOutOfSight(t *testing.T) {
 			t.Errorf("%s accepted", bad)
 		}
 	}
-	if got := Redact("mongodb://u:pw@h/"); strings.Contains(got, "pw") {
-		t.Errorf("Redact: %s", got)
+	// Secret options never reach the redacted target or an error.
+	tg, err = parseTarget("mongodb://h:1/?tls=true&tlsCertificateKeyFilePassword=k3ypw&authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:t0ken", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(tg.redacted, "k3ypw") || strings.Contains(tg.redacted, "t0ken") || tg.secrets.Text("x k3ypw t0ken") != "x *** ***" {
+		t.Errorf("redacted %q", tg.redacted)
+	}
+	if _, err := parseTarget("http://h/?password=p4ssw0rd", ""); err == nil || strings.Contains(err.Error(), "p4ssw0rd") {
+		t.Errorf("err = %v", err)
 	}
 }
 

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,7 +65,7 @@ type FitRow struct {
 // ReadCalibration reads and checks a parameter file; errors name the file, line and
 // field.
 func ReadCalibration(path string) (*Calibration, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlx.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -147,12 +149,12 @@ func LoadOptions(sc *scenario.Scenario) (Options, error) {
 	c, err := ReadCalibration(path)
 	if err != nil {
 		var errs yamlx.Errors
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			errs.AddAt(o.Loc, "calibration", "no such file: %s (paths are relative to the scenario file; `shardbench calibrate RESULTS_DIR` writes one)", path)
 		} else if _, ok := err.(yamlx.Errors); ok {
 			return o, err
 		} else {
-			errs.AddAt(o.Loc, "calibration", "%s: %v", path, err)
+			errs.AddAt(o.Loc, "calibration", "%v", err) // names the file
 		}
 		return o, errs.Err()
 	}
