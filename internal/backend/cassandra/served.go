@@ -76,7 +76,7 @@ func (b *Backend) Replication(ctx context.Context) (placement.Replication, error
 	err := b.session.Query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", b.keyspace).
 		Consistency(gocql.One).ScanContext(ctx, &m)
 	if err != nil {
-		return placement.Replication{}, fmt.Errorf("cassandra %s: keyspace %s: reading its replication from system_schema.keyspaces: %s", b.target.redacted, b.keyspace, b.redact(err.Error()))
+		return placement.Replication{}, fmt.Errorf("cassandra %s: keyspace %s: reading its replication from system_schema.keyspaces: %s", b.target.redacted, b.keyspace, b.log.Redact(err.Error()))
 	}
 	rep, err := placement.ParseReplication(m, dcs(b.peers))
 	if err != nil {
@@ -98,7 +98,7 @@ func (b *Backend) RoundTrip(ctx context.Context, n int) (time.Duration, error) {
 			err := b.session.Query("SELECT release_version FROM system.local").SetHostID(h.HostID()).
 				Consistency(gocql.One).ScanContext(ctx, &v)
 			if err != nil {
-				return 0, fmt.Errorf("cassandra %s: round trip to %s: %s", b.target.redacted, h.ConnectAddress(), b.redact(err.Error()))
+				return 0, fmt.Errorf("cassandra %s: round trip to %s: %s", b.target.redacted, h.ConnectAddress(), b.log.Redact(err.Error()))
 			}
 			times = append(times, time.Since(start))
 		}
