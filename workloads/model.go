@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shardbench/shardbench/internal/scenario"
@@ -56,6 +57,26 @@ type Model struct {
 	zoneAlias Alias
 	mixAlias  Alias
 	knobs     map[string]float64
+
+	// derived holds what other packages derive from the model once (Derived).
+	derivedMu sync.Mutex
+	derived   sync.Map
+}
+
+// Derived is a value another package derives from the model (the population's table
+// sizes): made by make on first use under key, the same value for every caller after.
+func (m *Model) Derived(key any, make func() any) any {
+	if v, ok := m.derived.Load(key); ok {
+		return v
+	}
+	m.derivedMu.Lock()
+	defer m.derivedMu.Unlock()
+	if v, ok := m.derived.Load(key); ok {
+		return v
+	}
+	v := make()
+	m.derived.Store(key, v)
+	return v
 }
 
 // OpInfo is one entry of the operation table.

@@ -151,6 +151,10 @@ type Meta struct {
 	Item    func(m *Model) func(op *Op) Item
 	ItemKey string
 	Knobs   []Knob
+	// Population lists the entity's records before the run (nil: none); Expansions the
+	// dimensions a record expands along in tables keyed by them (see population.go).
+	Population func(m *Model) []RecordSet
+	Expansions func(m *Model) []Expansion
 	// New returns a generator for one stream. st is the stream's shared state (random
 	// numbers, population samplers, what the run created so far).
 	New func(st *State) Generator

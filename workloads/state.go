@@ -1,6 +1,9 @@
 package workloads
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // State is one stream's mutable state, shared by its generators: the random number
 // generator (drawn in stream order), and what the run created that later operations refer
@@ -78,30 +81,28 @@ func (r *Ring[T]) Push(v T) {
 // Len is the number of values held.
 func (r *Ring[T]) Len() int { return r.n }
 
-// Recent returns a value, favouring recent ones: age is drawn from a geometric
-// distribution with the given mean, capped by what the ring holds.
-func (r *Ring[T]) Recent(rnd *Rand, meanAge float64) *T {
-	age := int(rnd.Geometric(meanAge, int64(r.n))) - 1
-	i := (r.next - 1 - age + 2*len(r.buf)) % len(r.buf)
-	return &r.buf[i]
+// Recent returns a value by age, favouring recent ones: the age is drawn from a geometric
+// distribution with the given mean. When the age drawn reaches past the oldest value held
+// it returns false: the record of that age was created before the run started (or has
+// left the ring), and the caller takes one from the initial population. Capping the age
+// at the oldest value instead gave that one value every draw beyond it: in the first
+// seconds of a run, the first session created took the activity of the thousands the
+// draw meant, which the run had not created yet.
+func (r *Ring[T]) Recent(rnd *Rand, meanAge float64) (*T, bool) {
+	age := rnd.Geometric(meanAge, math.MaxInt64) - 1
+	if age >= int64(r.n) {
+		return nil, false
+	}
+	i := (r.next - 1 - int(age) + 2*len(r.buf)) % len(r.buf)
+	return &r.buf[i], true
 }
 
 func newState(m *Model) *State {
 	st := &State{M: m, Rand: NewRand(uint64(m.Seed) ^ 0x5eed_0f_0b5), nextSession: m.Sessions, nextOrder: m.FirstNewOrder()}
-	slots := m.Carts
-	if slots > MaxCartSlots {
-		slots = MaxCartSlots
-	}
-	st.Carts = make([]CartSlot, max(slots, 1))
-	// population.carts are active at the start: an owner (one per session) has a cart with
-	// probability carts/sessions, holding about three items.
-	p := float64(m.Carts) / float64(max(m.Sessions, 1))
+	st.Carts = make([]CartSlot, m.CartSlots())
+	// population.carts are active at the start (Model.InitialCartItems).
 	for i := range st.Carts {
-		h := Hash(m.Seed, saltCart, int64(i))
-		if unit(h) < p {
-			r := NewRand(h)
-			st.Carts[i].N = uint8(r.Geometric(3, 20))
-		}
+		st.Carts[i].N = m.InitialCartItems(int64(i))
 	}
 	return st
 }
@@ -119,9 +120,10 @@ func (st *State) User() (user int64, bot bool) {
 // HumanUser picks a user by the activity skew, never a bot.
 func (st *State) HumanUser() int64 { return st.M.Bots + st.M.userPop.Sample(&st.Rand) }
 
-// Session picks the session an operation happens in: a bot's session with the bot share,
-// a session created during the run with probability recent (when there are any), else an
-// initial-population session by the activity skew.
+// Session picks the session an operation happens in: a bot's session with the bot share;
+// with probability recent a recently created one (by age, see Ring.Recent: one created
+// during the run, or an initial-population session when the age drawn reaches back before
+// the run's start); else an initial-population session by the activity skew.
 func (st *State) Session(recent float64) SessionRef {
 	m := st.M
 	if m.Bots > 0 && st.Rand.Chance(m.BotShare) {
@@ -129,7 +131,9 @@ func (st *State) Session(recent float64) SessionRef {
 		return SessionRef{ID: b, User: b, Created: m.SessionCreated(b), Zone: m.UserZone(b)}
 	}
 	if st.NewSessions.Len() > 0 && st.Rand.Chance(recent) {
-		return *st.NewSessions.Recent(&st.Rand, 2000)
+		if s, ok := st.NewSessions.Recent(&st.Rand, 2000); ok {
+			return *s
+		}
 	}
 	return st.InitialSession(m.Bots + m.sessPop.Sample(&st.Rand))
 }

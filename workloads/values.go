@@ -105,8 +105,9 @@ type Field struct {
 	Type Type
 	Doc  string
 	// Size is the typical stored size in bytes (for byte estimates); composite fields
-	// give the size per element.
-	Size int32
+	// give the size per element. Sized, when set, gives it for a model (a knob sizes it).
+	Size  int32
+	Sized func(m *Model) int32
 	// Get builds the accessor for scalar fields.
 	Get func(m *Model) Getter
 	// UUID, for a UUID identity (IDField), builds an accessor of the UUID Get gives
@@ -128,6 +129,14 @@ type Field struct {
 type PerKey struct {
 	Value, Key       string
 	DocKey, DocValue string
+}
+
+// SizeIn is the field's typical size in model m (Size without a model).
+func (f *Field) SizeIn(m *Model) int32 {
+	if f.Sized != nil && m != nil {
+		return f.Sized(m)
+	}
+	return f.Size
 }
 
 // Item is one element of a cart or an order.

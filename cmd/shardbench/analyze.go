@@ -16,6 +16,7 @@ import (
 	"github.com/shardbench/shardbench/internal/analyze"
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/backend/mongo"
+	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/reports"
@@ -297,15 +298,21 @@ func mongoTable(av *results.AnalysisVariant, coll string) *results.KeyAnalysis {
 }
 
 // analyzeVariants runs every variant's placement and key analysis on one generation of
-// the stream (plan.EachShared), filling out, counts and errs by variant. newStream is
-// called twice: once for the placers' sample (the data already in ranged collections),
-// once for the analysis. It returns how many keys were analysed, all variants together.
+// the stream (plan.EachShared), filling out, counts and errs by variant. The placers
+// start from the data that exists before the run (plan.Population). It returns how many
+// keys were analysed, all variants together.
 func analyzeVariants(ctx context.Context, variants []variantSpec, c *plan.Cluster, newStream func() plan.Stream, limit int64, seed uint64,
 	out []results.AnalysisVariant, counts []int64, errs []error) (keys int64) {
-	sample := plan.Sample(newStream())
+	plans := make([]*design.Plan, len(variants))
+	for i, v := range variants {
+		plans[i] = v.Plan
+	}
+	if len(plans) > 0 {
+		_ = plan.PopulationOf(plans[0].Model).Prepare(plans) // NewPlacer reports errors
+	}
 	as := make([]*analyze.Variant, len(variants))
 	for i, v := range variants {
-		pl, err := plan.NewPlacer(v.Plan, c, sample)
+		pl, err := plan.NewPlacer(v.Plan, c)
 		if err != nil {
 			out[i], errs[i] = results.AnalysisVariant{Variant: v.Name}, fmt.Errorf("variant %s: %w", v.Name, err)
 			continue

@@ -36,6 +36,7 @@ backends:
   cassandra:
     keyspace: sbtest_kill
     replication: {class: NetworkTopologyStrategy, dc1: 3}
+    load: {scale: 0.2}
 designs:
   - design: ` + seed003 + `
     name: quorum

@@ -55,7 +55,7 @@ func mongoDesignFiles(t *testing.T) []string {
 // errors, a complete results directory with the server's view, and the non-mongos notes.
 func TestRunSmokeOnEveryMongoDesign(t *testing.T) {
 	uri := itest.Env(t, "SHARDBENCH_MONGODB_URI", "FerretDB (testenv/ferretdb/start.sh)")
-	path := mongoSmoke(t, mongoDesignFiles(t), "\nbackends:\n  mongo: {database: sbtest_cli}\n")
+	path := mongoSmoke(t, mongoDesignFiles(t), "\nbackends:\n  mongo: {database: sbtest_cli, load: {scale: 0.2}}\n")
 	io, _, stderr := testIO()
 	out := filepath.Join(t.TempDir(), "res")
 	opts := &RunOptions{IO: io, ScenarioPath: path, Backend: "mongo", Target: uri, Out: out, Duration: 2 * time.Second, RateScale: 0.5, Recreate: true, NoReport: true}

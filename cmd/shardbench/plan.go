@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/hotspot"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/reports"
@@ -165,5 +166,36 @@ func printPlan(w io.Writer, hot *results.Hotspots) {
 			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Table, t.Key, t.Ops, parts, hottest, share, where)
 		}
 		tw.Flush()
+		for _, t := range hv.Tables {
+			if line := shardLine(&t); line != "" {
+				fmt.Fprintf(w, "  %s by shard: %s\n", t.Table, line)
+			}
+		}
 	}
+}
+
+// shardLine is a sharded collection's split over its shards as the run started: each
+// shard's share of the collection's operations, its chunks (jumbo ones counted) and
+// loaded data. Empty for a collection on one shard.
+func shardLine(t *results.TableHotspots) string {
+	if len(t.Shards) < 2 {
+		return ""
+	}
+	var ops int64
+	for _, s := range t.Shards {
+		ops += s.Ops
+	}
+	var parts []string
+	for _, s := range t.Shards {
+		share := "-"
+		if ops > 0 {
+			share = reports.FormatPct(float64(s.Ops) / float64(ops))
+		}
+		chunks := fmt.Sprintf("%d chunks", s.Chunks)
+		if len(s.Jumbo) > 0 {
+			chunks += fmt.Sprintf(" (%d jumbo)", len(s.Jumbo))
+		}
+		parts = append(parts, fmt.Sprintf("%s %s of ops, %s, %s", s.Shard, share, chunks, hotspot.Bytes(s.LoadedBytes)))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -40,6 +40,8 @@ type RunOptions struct {
 	NoReport     bool
 	// Recreate drops and recreates each variant's schema on real databases.
 	Recreate bool
+	// SkipLoad leaves out the load step on real databases: reuse one loaded before.
+	SkipLoad bool
 	// Gate evaluates SLO rules at the end of the run: gateScenario (--gate alone) for the
 	// scenario's slo section, else a rules file (--gate=FILE). GateStrict fails on skipped
 	// checks; JUnit writes the checks as JUnit XML.
@@ -95,6 +97,9 @@ the exit code is then 1.`,
 			if opts.JUnit != "" && opts.Gate == "" {
 				return usageErrorf("--junit needs --gate")
 			}
+			if opts.SkipLoad && opts.Recreate {
+				return usageErrorf("--skip-load reuses a loaded database, which --recreate drops: use one or the other")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -111,6 +116,7 @@ the exit code is then 1.`,
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing while running")
 	f.DurationVar(&opts.Spin, "spin", engine.DefaultSpinBelow, "dispatch waits shorter than this spin instead of sleeping: precise starts at high rates for up to a core of client CPU; 0 never spins (cheaper beside a server on the same machine; starts up to a timer tick late, still counted from the intended time)")
 	f.BoolVar(&opts.Recreate, "recreate", false, "real databases: drop and recreate each variant's keyspace or database before the run")
+	f.BoolVar(&opts.SkipLoad, "skip-load", false, "real databases: do not load the scenario's population before measuring (reuse a database loaded by an earlier run; the results say whether it holds this population)")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
 	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof reads it)")
 	f.StringVar(&opts.Gate, "gate", "", "check the scenario's slo section at the end (exit 1 if a check fails); --gate=FILE checks the rules in FILE")
@@ -261,7 +267,7 @@ func openBackends(ctx context.Context, opts *RunOptions, in *runInput) ([]engine
 		cfg := backend.Config{
 			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
 			VariantIndex: i, Target: opts.Target, Options: in.Scenario.Backends[opts.Backend],
-			Recreate: opts.Recreate, Log: opts.IO.ErrOut,
+			Recreate: opts.Recreate, SkipLoad: opts.SkipLoad, Log: opts.IO.ErrOut,
 		}
 		if err := open(ctx, cfg, &v, &info); err != nil {
 			closeVariants(out)

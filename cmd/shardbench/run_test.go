@@ -152,3 +152,21 @@ func TestRunFlagsParseIntoOptions(t *testing.T) {
 		t.Errorf("options: %+v", got)
 	}
 }
+
+// --skip-load reuses a loaded database; with --recreate, which drops it, it is a usage
+// error.
+func TestRunSkipLoadFlag(t *testing.T) {
+	io, _, _ := testIO()
+	var got *RunOptions
+	cmd := newRunCmd(io, func(o *RunOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"s.yaml", "--backend", "cassandra", "--skip-load"})
+	if err := cmd.Execute(); err != nil || !got.SkipLoad || got.Recreate {
+		t.Fatalf("--skip-load: %v %+v", err, got)
+	}
+	cmd = newRunCmd(io, func(o *RunOptions) error { return nil })
+	cmd.SetArgs([]string{"s.yaml", "--skip-load", "--recreate"})
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	if err := cmd.Execute(); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "--skip-load reuses a loaded database") {
+		t.Fatalf("--skip-load --recreate: %v", err)
+	}
+}

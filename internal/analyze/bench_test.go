@@ -44,7 +44,7 @@ func loadBench(b *testing.B) []benchVariant {
 	}
 	var out []benchVariant
 	for i, v := range prep.Variants {
-		pl, err := plan.NewPlacer(prep.Plans[i], &plan.Cluster{Seed: 1}, ops[:min(len(ops), plan.SampleSize)])
+		pl, err := plan.NewPlacer(prep.Plans[i], &plan.Cluster{Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

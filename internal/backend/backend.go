@@ -135,6 +135,9 @@ type Config struct {
 	Options yamlx.Raw
 	// Recreate drops and recreates the schema instead of leaving existing data alone.
 	Recreate bool
+	// SkipLoad leaves out the load step (run --skip-load): the database is one loaded
+	// before, which the backend checks and notes.
+	SkipLoad bool
 	// Log receives progress and warnings meant for the user (stderr); never secrets.
 	Log io.Writer
 }

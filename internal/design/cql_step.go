@@ -675,7 +675,7 @@ func (b *cqlBuilder) sizeFunc() {
 	s, c, t, spec := b.step, b.step.c, b.table, b.spec
 	action := b.op.spec.Action
 	itemsCol := t.itemsColumn()
-	fixed, perItem := t.rowSize()
+	fixed, perItem := t.rowSize(b.model)
 	switch {
 	case s.Kind.IsWrite() && s.Verb != "delete":
 		appendMode := action == workloads.ItemAdd && spec.Mode != "rewrite" && itemsCol != nil
@@ -754,14 +754,14 @@ func (t *table) keyHolds(field string) bool {
 	return false
 }
 
-// rowSize is the typical size of a row: its fixed part, and the size of each item of its
-// item list.
-func (t *table) rowSize() (fixed, perItem int32) {
+// rowSize is the typical size of a row in model m (nil: the fields' defaults): its fixed
+// part, and the size of each item of its item list.
+func (t *table) rowSize(m *workloads.Model) (fixed, perItem int32) {
 	for _, col := range t.cols {
 		if col.items {
-			perItem = col.field.Size
+			perItem = col.field.SizeIn(m)
 		} else {
-			fixed += col.size
+			fixed += colSize(col, m)
 		}
 	}
 	return fixed, perItem

@@ -126,6 +126,8 @@ type Table struct {
 	Compaction   Ordered[string]    `yaml:"compaction,omitempty"`
 	Options      Ordered[string]    `yaml:"options,omitempty"`
 	Consistency  ConsistencyDefault `yaml:"consistency,omitempty"`
+	// Population: which pre-sale records the table holds (all, none, {top: N}).
+	Population *PopulationSpec `yaml:"population,omitempty"`
 }
 
 // Column is one column: its CQL type and where its value comes from. Written as a bare
@@ -219,6 +221,8 @@ type Collection struct {
 	// ExpireAfter creates a TTL index on the field named by ExpireField.
 	ExpireAfter time.Duration `yaml:"expire_after,omitempty"`
 	ExpireField string        `yaml:"expire_field,omitempty"`
+	// Population: which pre-sale records the collection holds (all, none, {top: N}).
+	Population *PopulationSpec `yaml:"population,omitempty"`
 }
 
 // DocField is one document field: BSON type and where its value comes from. Written as a

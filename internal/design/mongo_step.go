@@ -335,9 +335,10 @@ func (b *mongoBuilder) sizeFunc() {
 	fixed, perItem := int32(16), int32(0)
 	for _, f := range b.coll.fields {
 		if f == b.itemsF {
-			perItem = f.size
+			perItem = f.field.SizeIn(b.model)
+			fixed += docSize(f, b.model) - f.size // the array's own name and type
 		} else {
-			fixed += f.size
+			fixed += docSize(f, b.model)
 		}
 	}
 	hasItems := b.itemsF != nil

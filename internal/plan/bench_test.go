@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkPlan(b *testing.B) {
 	for _, name := range []string{"seed000", "seed001-mongo"} {
 		b.Run(name, func(b *testing.B) {
 			p, ops := benchVariant(b, name)
-			pl, err := NewPlacer(p, &Cluster{Seed: 1}, ops[:SampleSize])
+			pl, err := NewPlacer(p, &Cluster{Seed: 1})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -59,5 +60,24 @@ func BenchmarkPlan(b *testing.B) {
 			b.ReportMetric(float64(keys)/b.Elapsed().Seconds(), "keys/s")
 			b.ReportMetric(float64(keys)/float64(b.N), "keys/op")
 		})
+	}
+}
+
+// BenchmarkPopulation: the data every table of black-friday's 14 variants starts with
+// (Population.Prepare: each distinct table once, one goroutine per CPU), from a fresh
+// model each time. It is part of every `plan` and simulated run's start.
+func BenchmarkPopulation(b *testing.B) {
+	sc, err := scenario.ReadFile("../../scenarios/black-friday.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		prep, err := design.Prepare(sc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := PopulationOf(prep.Model).Prepare(prep.Plans); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

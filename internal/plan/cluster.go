@@ -26,9 +26,6 @@ type Cluster struct {
 	Allocation string `yaml:"allocation,omitempty"`
 	// Shards is the number of MongoDB shards (default 3), named shard0..shardN-1.
 	Shards int `yaml:"shards,omitempty"`
-	// ChunksPerShard shapes ranged shard keys' chunk tables: the sampled data is split
-	// into about this many chunks per shard before the run (default 4).
-	ChunksPerShard int `yaml:"chunks_per_shard,omitempty"`
 	// Seed makes token allocation reproducible (default: the scenario's seed).
 	Seed uint64 `yaml:"seed,omitempty"`
 	// Live, when set, is a ring read from a live cluster (system.local and
@@ -85,9 +82,6 @@ func (c *Cluster) Check() error {
 	}
 	if c.Shards < 0 || c.Shards > 1000 {
 		errs.AddAt(c.Loc, "shards", "must be between 1 and 1000, got %d", c.Shards)
-	}
-	if c.ChunksPerShard < 0 || c.ChunksPerShard > 10000 {
-		errs.AddAt(c.Loc, "chunks_per_shard", "must be between 1 and 10000, got %d", c.ChunksPerShard)
 	}
 	return errs.Err()
 }

@@ -10,8 +10,10 @@
 //   - [Observer]: top partitions per table, distinct partitions, targeting, per-node and
 //     per-shard load and imbalance, partition size projections.
 //
-// Ranged MongoDB shard keys need the data already in the collection to have chunks at all:
-// NewPlacer takes the first operations of the stream as that data and splits and balances
-// it as the server does (placement/mongo.SplitByData), so a monotonic key's new inserts
-// fall in the last chunk, as they do on a real cluster.
+// Every table starts with the data that exists before the run (population.go): the
+// scenario's population written by each design's loader. Partition sizes start from it,
+// and a MongoDB collection with a ranged or compound shard key has the chunks the
+// balancer leaves over it (placement/mongo.SplitByData): split at the design's chunk
+// size, balanced by data size, a shard-key value larger than a chunk a jumbo chunk on its
+// shard, and a monotonic key's new inserts in the last chunk.
 package plan

@@ -57,6 +57,7 @@ type stepState struct {
 
 type tableStats struct {
 	name, entity, key string
+	target            string
 	db                design.Database
 	limits            hotspot.Limits
 	horizon           hotspot.Horizon
@@ -263,7 +264,7 @@ func (o *Observer) table(s *design.Step, op *workloads.Op) *tableStats {
 	t, ok := o.byName[name]
 	if !ok {
 		t = &tableStats{
-			name: name, entity: s.Entity, db: s.Database, key: KeyDescription(s),
+			name: name, target: s.Target, entity: s.Entity, db: s.Database, key: KeyDescription(s),
 			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), seen: map[uint64]sighting{},
 			first: op.Time, atSeq: op.Seq, atStep: s.Index,
 		}
@@ -394,7 +395,16 @@ func (o *Observer) Result(variant, source, topology string) results.HotspotsVari
 	dbs := map[design.Database]bool{}
 	for _, b := range tables {
 		dbs[b.t.db] = true
-		hv.Tables = append(hv.Tables, b.t.result(span, b.owner.describe))
+		th := b.t.result(span, b.owner.describe, b.owner.Placer.Loaded[b.t.target])
+		if sc := b.owner.Placer.StartChunks(b.t.target); sc != nil {
+			th.Shards = slices.Clone(sc)
+			for i := range th.Shards {
+				if i < len(b.t.shards) {
+					th.Shards[i].Ops = b.t.shards[i].ops
+				}
+			}
+		}
+		hv.Tables = append(hv.Tables, th)
 	}
 	var dbNames []string
 	for db := range dbs {
@@ -454,12 +464,73 @@ func abs(x float64) float64 {
 	return x
 }
 
-func (t *tableStats) result(span time.Duration, describe func(*sighting) partInfo) results.TableHotspots {
+// loadedData is a table's loaded data as hotspots.json reports it.
+func loadedData(l *TableLoad) *results.LoadedData {
+	if l == nil {
+		return nil
+	}
+	ld := &results.LoadedData{Rows: l.Rows, Bytes: l.Bytes, Records: l.Records, Sample: "every record"}
+	if l.Sampled() {
+		ld.Sample = fmt.Sprintf("the first %d records of each set, then 1 in %d (estimates)", l.Head, l.Stride)
+	}
+	for i := range l.Partitions[:min(len(l.Partitions), TopPartitions)] {
+		p := &l.Partitions[i]
+		ld.Largest = append(ld.Largest, results.LoadedPartition{Key: l.KeyString(p), Rows: p.Rows, Bytes: p.Bytes, Exact: p.Exact})
+	}
+	return ld
+}
+
+// loadedSizes is what each of the reported partitions held before the run: a large
+// partition's size, else its rows among the records enumerated whole (exact for a
+// partition whose records all come first in their sets, such as a busy user's own).
+func loadedSizes(l *TableLoad, entries []hotspot.Entry) map[uint64][2]int64 {
+	out := map[uint64][2]int64{}
+	if l == nil {
+		return out
+	}
+	var rest []uint64
+	for _, e := range entries {
+		if r, b := l.Size(e.FP); r > 0 {
+			out[e.FP] = [2]int64{r, b}
+		} else if len(e.Key) > 0 {
+			rest = append(rest, e.FP)
+		}
+	}
+	for fp, v := range l.Exact(rest) {
+		out[fp] = v
+	}
+	return out
+}
+
+// project is a partition's projected size at its horizon: what it held before the run
+// plus its growth, except under a TTL, whose steady state (the rows of one TTL) already
+// holds the rows written before the run.
+func project(g hotspot.Growth, loaded [2]int64, h hotspot.Horizon, lim hotspot.Limits) hotspot.Projection {
+	p := hotspot.Project(g, h, lim)
+	if h.TTL > 0 {
+		p.Rows, p.Bytes = max(p.Rows, loaded[0]), max(p.Bytes, loaded[1])
+	} else {
+		p.Rows, p.Bytes = p.Rows+loaded[0], p.Bytes+loaded[1]
+	}
+	if p.Unbounded {
+		return p
+	}
+	p.ExceedsBytes = lim.Bytes > 0 && p.Bytes > lim.Bytes
+	p.ExceedsRows = lim.Rows > 0 && p.Rows > lim.Rows
+	p.Exceeds = p.ExceedsBytes || p.ExceedsRows
+	if p.Exceeds {
+		p.Note = fmt.Sprintf("projected %s, %d rows at %s exceeds %s", hotspot.Bytes(p.Bytes), p.Rows, h.Label, lim.Name)
+	}
+	return p
+}
+
+func (t *tableStats) result(span time.Duration, describe func(*sighting) partInfo, loaded *TableLoad) results.TableHotspots {
 	tot := t.top.Totals()
 	th := results.TableHotspots{
 		Table: t.name, Entity: t.entity, Key: t.key,
 		Ops: tot.Ops, Reads: tot.Reads, Writes: tot.Writes, Rows: tot.Rows, Bytes: tot.Bytes,
 		SinglePartitionReads: t.single, MultiPartitionReads: t.multi, BroadcastReads: t.broadcast,
+		Loaded: loadedData(loaded),
 	}
 	n, exact, relErr := t.distinct.Estimate()
 	th.Partitions, th.PartitionsExact = n, exact
@@ -471,7 +542,9 @@ func (t *tableStats) result(span time.Duration, describe func(*sighting) partInf
 			th.Cumulative = append(th.Cumulative, results.SharePoint{Fraction: f, Share: s.Hi})
 		}
 	}
-	for _, e := range t.top.Top(TopPartitions) {
+	top := t.top.Top(TopPartitions)
+	sizes := loadedSizes(loaded, top)
+	for _, e := range top {
 		if len(e.Key) == 0 {
 			continue
 		}
@@ -487,12 +560,14 @@ func (t *tableStats) result(span time.Duration, describe func(*sighting) partInf
 		if tot.Ops > 0 {
 			pl.Share = float64(e.Ops) / float64(tot.Ops)
 		}
-		if e.Writes > 0 && span > 0 {
-			p := hotspot.Project(hotspot.Growth{Rows: e.Rows, Bytes: e.Bytes, Span: span}, t.horizon, t.limits)
+		ld := sizes[e.FP]
+		pl.LoadedRows, pl.LoadedBytes = ld[0], ld[1]
+		if (e.Writes > 0 || ld[1] > 0) && span > 0 {
+			p := project(hotspot.Growth{Rows: e.Rows, Bytes: e.Bytes, Span: span}, ld, t.horizon, t.limits)
 			pl.ProjectedBytes, pl.ProjectedRows = p.Bytes, p.Rows
-			if len(th.Projections) < 5 {
+			if len(th.Projections) < 5 && e.Writes > 0 {
 				th.Projections = append(th.Projections, results.SizeProjection{
-					Key: pi.key, ObservedBytes: e.Bytes, ObservedRows: e.Rows, ObservedS: span.Seconds(),
+					Key: pi.key, LoadedBytes: ld[1], LoadedRows: ld[0], ObservedBytes: e.Bytes, ObservedRows: e.Rows, ObservedS: span.Seconds(),
 					Horizon: t.horizon.Label, ProjectedBytes: p.Bytes, ProjectedRows: p.Rows,
 					LimitBytes: t.limits.Bytes, LimitRows: t.limits.Rows, Exceeds: p.Exceeds, Note: p.Note,
 				})

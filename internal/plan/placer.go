@@ -4,12 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/hotspot"
 	pc "github.com/shardbench/shardbench/internal/placement/cassandra"
 	pm "github.com/shardbench/shardbench/internal/placement/mongo"
+	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -66,6 +68,10 @@ type Placer struct {
 	// unsharded).
 	Shards []string
 	Tables map[string]*pm.ChunkTable
+	// Loaded is the data each table or collection holds before the run (absent: none).
+	Loaded map[string]*TableLoad
+	// startChunks: each sharded collection's chunks per shard as the run starts.
+	startChunks map[string][]results.ShardChunks
 
 	all     []int32 // every Cassandra node
 	allByT  map[*pm.ChunkTable][]int
@@ -92,18 +98,19 @@ type placerStep struct {
 	owners []int
 }
 
-// SampleSize is how many operations from the start of the stream NewPlacer needs to shape
-// ranged MongoDB shard keys' chunk tables (the data already in the collection).
-const SampleSize = 20_000
-
-// NewPlacer builds the placement of one design variant on c. sample is the first
-// operations of the stream (up to SampleSize); it stands for the data already stored
-// when a ranged shard key's chunks were split and balanced (see [pm.SplitByData]): with a
-// monotonically increasing key every later insert lands beyond the last split point, in
-// the last chunk, as on a real cluster.
-func NewPlacer(p *design.Plan, c *Cluster, sample []workloads.Op) (*Placer, error) {
-	pl := &Placer{Plan: p, Tables: map[string]*pm.ChunkTable{}, allByT: map[*pm.ChunkTable][]int{}, primary: []int{0}}
+// NewPlacer builds the placement of one design variant on c, from the data that exists
+// before the run (PopulationOf the plan's model): a sharded collection whose key starts
+// with a hashed field is pre-split as shardCollection does; one with a ranged or compound
+// key has the chunks the balancer leaves over its loaded data at the design's chunk size
+// (see [pm.SplitByData]: a shard-key value larger than a chunk is a jumbo chunk on its
+// shard; with a monotonically increasing key every later insert lands beyond the last
+// split point, in the last chunk, as on a real cluster).
+func NewPlacer(p *design.Plan, c *Cluster) (*Placer, error) {
+	pl := &Placer{Plan: p, Tables: map[string]*pm.ChunkTable{}, Loaded: map[string]*TableLoad{}, startChunks: map[string][]results.ShardChunks{}, allByT: map[*pm.ChunkTable][]int{}, primary: []int{0}}
 	d := p.Design
+	if err := pl.load(); err != nil {
+		return nil, fmt.Errorf("design %s: %w", d.Name, err)
+	}
 	if d.Cassandra != nil {
 		rep, err := Replication(d.Cassandra.Replication)
 		if err != nil {
@@ -124,7 +131,7 @@ func NewPlacer(p *design.Plan, c *Cluster, sample []workloads.Op) (*Placer, erro
 	}
 	if d.MongoDB != nil {
 		pl.Shards = c.ShardNames()
-		if err := pl.buildChunks(c, sample); err != nil {
+		if err := pl.buildChunks(); err != nil {
 			return nil, fmt.Errorf("design %s: %w", d.Name, err)
 		}
 		pl.steps = make([]placerStep, p.NumSteps())
@@ -140,10 +147,37 @@ func NewPlacer(p *design.Plan, c *Cluster, sample []workloads.Op) (*Placer, erro
 	return pl, nil
 }
 
+// load finds the data every table of the plan starts with (Placer.Loaded).
+func (pl *Placer) load() error {
+	ls, err := pl.Plan.Loaders()
+	if err != nil {
+		return err
+	}
+	pop := PopulationOf(pl.Plan.Model)
+	for _, l := range ls {
+		t, err := pop.Load(l, splitPattern(l.Step))
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.Target, err)
+		}
+		pl.Loaded[l.Target] = t
+	}
+	return nil
+}
+
+// ChunkSize is the design's chunk (range) size in bytes: chunk_size_mb, or MongoDB's
+// default (128 MiB since 6.0).
+func ChunkSize(d *design.Design) int64 {
+	if d.MongoDB != nil && d.MongoDB.ChunkSizeMB > 0 {
+		return int64(d.MongoDB.ChunkSizeMB) << 20
+	}
+	return pm.DefaultChunkSize
+}
+
 // buildChunks makes every sharded collection's chunk table: hashed-prefix keys are
-// pre-split as shardCollection does on an empty collection (MongoDB 7.2+ rule); ranged
-// keys are split from the sampled writes and balanced by data size.
-func (pl *Placer) buildChunks(c *Cluster, sample []workloads.Op) error {
+// pre-split as shardCollection does on an empty collection (MongoDB 7.2+ rule); other
+// keys are split and balanced over the collection's loaded data at the design's chunk
+// size, a collection without data keeping the single chunk on the primary shard.
+func (pl *Placer) buildChunks() error {
 	patterns := map[string]pm.KeyPattern{}
 	var order []string
 	for t := range pl.Plan.Model.Ops {
@@ -157,54 +191,25 @@ func (pl *Placer) buildChunks(c *Cluster, sample []workloads.Op) error {
 			}
 		}
 	}
-	per := c.ChunksPerShard
-	if per <= 0 {
-		per = 4
-	}
-	data := map[string][]pm.SizedKey{}
-	var acc []design.Access
-	for i := range sample {
-		op := &sample[i]
-		acc = pl.Plan.Accesses(op, acc[:0])
-		for j := range acc {
-			a := &acc[j]
-			s := a.Step
-			if s.Database != design.MongoDB || !s.Kind.IsWrite() || len(s.KeyColumns) == 0 || s.KeyFields < len(s.KeyColumns) {
-				continue
-			}
-			pat := patterns[s.Target]
-			if pat.HashedPrefix() {
-				continue
-			}
-			vals, _ := a.ShardKey(op, nil, nil)
-			key := make([]pm.Value, len(vals))
-			for k := range vals {
-				key[k] = design.MongoValue(&vals[k])
-			}
-			data[s.Target] = append(data[s.Target], pm.SizedKey{Key: pat.Key(nil, key), Bytes: int64(max(a.Bytes, 1))})
-		}
-	}
+	size := ChunkSize(pl.Plan.Design)
 	for _, coll := range order {
 		pat := patterns[coll]
 		var t *pm.ChunkTable
 		var err error
+		loaded := pl.Loaded[coll]
 		switch {
 		case pat.HashedPrefix():
 			t, err = pm.PresplitHashed(pat, pl.Shards, pm.Presplit{Rule: pm.SplitV72})
-		case len(data[coll]) == 0:
+		case loaded == nil || len(loaded.Keys) == 0:
 			t, err = pm.SingleChunk(pat, pl.Shards, pl.Shards[0])
 		default:
-			var total int64
-			for _, k := range data[coll] {
-				total += k.Bytes
-			}
-			size := max(total/int64(len(pl.Shards)*per), 1)
-			t, err = pm.SplitByData(pat, pl.Shards, data[coll], pm.DataModel{ChunkSize: size, Primary: pl.Shards[0]})
+			t, err = pm.SplitByData(pat, pl.Shards, loaded.Keys, pm.DataModel{ChunkSize: size, Primary: pl.Shards[0]})
 		}
 		if err != nil {
 			return fmt.Errorf("collection %s: %w", coll, err)
 		}
 		pl.Tables[coll] = t
+		pl.startChunks[coll] = shardChunks(t, loaded)
 		var owners []int
 		for _, ch := range t.Chunks {
 			owners = append(owners, ch.Shard)
@@ -213,6 +218,48 @@ func (pl *Placer) buildChunks(c *Cluster, sample []workloads.Op) error {
 		pl.allByT[t] = slices.Compact(owners)
 	}
 	return nil
+}
+
+// StartChunks is a sharded collection's chunks per shard as the run started, with the
+// loaded bytes each shard holds (nil for an unsharded collection).
+func (pl *Placer) StartChunks(coll string) []results.ShardChunks { return pl.startChunks[coll] }
+
+// shardChunks counts t's chunks per shard, lists its jumbo chunks, and shares the loaded
+// bytes out: by the loaded keys when the chunks were cut from them, else (a hashed key,
+// pre-split) in proportion to each chunk's share of the hashed values.
+func shardChunks(t *pm.ChunkTable, loaded *TableLoad) []results.ShardChunks {
+	out := make([]results.ShardChunks, len(t.Shards))
+	for i, name := range t.Shards {
+		out[i].Shard = name
+	}
+	for i, c := range t.Chunks {
+		out[c.Shard].Chunks++
+		if c.Jumbo {
+			out[c.Shard].Jumbo = append(out[c.Shard].Jumbo, t.RangeString(i))
+		}
+	}
+	switch {
+	case loaded == nil:
+	case len(loaded.Keys) > 0:
+		for _, k := range loaded.Keys {
+			out[t.Chunks[t.Find(k.Key)].Shard].LoadedBytes += k.Bytes
+		}
+	case t.Pattern.HashedPrefix():
+		for _, c := range t.Chunks {
+			lo, hi := hashBound(c.Min[0], math.MinInt64), hashBound(c.Max[0], math.MaxInt64)
+			frac := (float64(hi) - float64(lo)) / (2 * float64(math.MaxInt64))
+			out[c.Shard].LoadedBytes += int64(frac * float64(loaded.Bytes))
+		}
+	}
+	return out
+}
+
+// hashBound is a chunk bound's hashed value (MinKey and MaxKey at the ends).
+func hashBound(v pm.Value, def int64) int64 {
+	if v.Kind == pm.KindInt64 {
+		return v.I
+	}
+	return def
 }
 
 // Place computes where access a of op goes.

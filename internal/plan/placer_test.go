@@ -14,7 +14,7 @@ import (
 // every request is placed as a fresh placer places it.
 func TestPlaceKeepsShardLists(t *testing.T) {
 	p, ops := benchVariant(t, "seed001-mongo")
-	pl, err := NewPlacer(p, &Cluster{Seed: 1}, ops[:SampleSize])
+	pl, err := NewPlacer(p, &Cluster{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,16 +12,6 @@ import (
 // Stream is where operations come from, in intended-time order (workloads.Stream).
 type Stream interface{ Next(*workloads.Op) bool }
 
-// Sample reads up to SampleSize operations from a fresh stream, for NewPlacer.
-func Sample(s Stream) []workloads.Op {
-	out := make([]workloads.Op, 0, SampleSize)
-	var op workloads.Op
-	for len(out) < SampleSize && s.Next(&op) {
-		out = append(out, op)
-	}
-	return out
-}
-
 // Topology describes a placer's layout in words for the report.
 func (pl *Placer) Topology() string {
 	var parts []string
@@ -49,10 +39,10 @@ func (pl *Placer) Topology() string {
 }
 
 // Variant runs a whole operation stream through one variant's placement and returns its
-// analysis. newStream is called twice: once for the sample, once for the run. limit > 0
-// stops after that many operations. ctx is checked every 64K operations.
+// analysis. limit > 0 stops after that many operations. ctx is checked every 64K
+// operations.
 func Variant(ctx context.Context, name string, p *design.Plan, c *Cluster, newStream func() Stream, limit int64) (results.HotspotsVariant, int64, error) {
-	pl, err := NewPlacer(p, c, Sample(newStream()))
+	pl, err := NewPlacer(p, c)
 	if err != nil {
 		return results.HotspotsVariant{}, 0, err
 	}

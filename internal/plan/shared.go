@@ -172,11 +172,17 @@ func (sc *blockScheduler) release(b int) {
 // are the ones Variant gives for each; a variant whose placer cannot be built is left
 // empty and its error joined to the one returned.
 func Variants(ctx context.Context, names []string, plans []*design.Plan, c *Cluster, newStream func() Stream, limit int64) ([]results.HotspotsVariant, int64, error) {
-	sample := Sample(newStream())
 	obs := make([]*Observer, len(plans))
 	var errs []error
+	if len(plans) > 0 {
+		// The tables' loaded data, computed at once for every variant (each placer then
+		// finds its own ready).
+		if err := PopulationOf(plans[0].Model).Prepare(plans); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for i, p := range plans {
-		pl, err := NewPlacer(p, c, sample)
+		pl, err := NewPlacer(p, c)
 		if err != nil {
 			// That variant is left out (its result stays empty); the others run.
 			errs = append(errs, fmt.Errorf("variant %s: %w", names[i], err))

@@ -43,11 +43,11 @@ func TestVariantsMatchVariant(t *testing.T) {
 // of another seed. TestVariantsMatchVariant shows the borrowed results are the same.
 func TestShareTables(t *testing.T) {
 	prep, sch := prepare(t, "../../scenarios/black-friday.yaml")
-	sample := Sample(prep.Model.NewStream(sch))
+	_ = sch
 	obs := make([]*Observer, len(prep.Plans))
 	byName := map[string]*Observer{}
 	for i, p := range prep.Plans {
-		pl, err := NewPlacer(p, &Cluster{Seed: 1}, sample)
+		pl, err := NewPlacer(p, &Cluster{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

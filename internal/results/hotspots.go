@@ -64,6 +64,46 @@ type TableHotspots struct {
 	SinglePartitionReads int64 `json:"single_partition_reads,omitempty"`
 	MultiPartitionReads  int64 `json:"multi_partition_reads,omitempty"`
 	BroadcastReads       int64 `json:"broadcast_reads,omitempty"`
+	// Loaded is the data the table held before the run (the scenario's population);
+	// nil when it held none.
+	Loaded *LoadedData `json:"loaded,omitempty"`
+	// Shards: for a sharded MongoDB collection, its chunks per shard as the run started
+	// (from the loaded data, or the live cluster's config.chunks).
+	Shards []ShardChunks `json:"shards,omitempty"`
+}
+
+// LoadedData is a table's data before the run: what the load step writes (at
+// load.scale 1), and what plan and the simulator start from.
+type LoadedData struct {
+	Rows    int64 `json:"rows"`
+	Bytes   int64 `json:"bytes"`
+	Records int64 `json:"records"` // the entity's records offered to the table (one without its key, a guest in sessions_by_user, has no row)
+	// Sample says how they were counted: "every record", or the head of each record set
+	// enumerated whole and one record in N of the rest (the figures are then estimates).
+	Sample string `json:"sample"`
+	// Largest are the partitions (Cassandra) or shard-key values (MongoDB) holding 64 KiB
+	// or more, largest first (at most 20).
+	Largest []LoadedPartition `json:"largest,omitempty"`
+}
+
+// LoadedPartition is one large partition before the run.
+type LoadedPartition struct {
+	Key   string `json:"key"`
+	Rows  int64  `json:"rows"`
+	Bytes int64  `json:"bytes"`
+	Exact bool   `json:"exact"` // every row of it counted (no sampled row)
+}
+
+// ShardChunks is one shard's part of a collection: its chunks (jumbo ones listed by
+// range), the loaded bytes they hold, and the operations it served.
+type ShardChunks struct {
+	Shard       string   `json:"shard"`
+	Chunks      int      `json:"chunks"`
+	LoadedBytes int64    `json:"loaded_bytes"`
+	Jumbo       []string `json:"jumbo,omitempty"`
+	// Ops is the operations the shard served on the collection (a broadcast counts on
+	// every shard it reaches).
+	Ops int64 `json:"ops"`
 }
 
 // PartitionLoad is one heavy partition.
@@ -87,6 +127,9 @@ type PartitionLoad struct {
 	// ProjectedBytes/Rows at the design's horizon (see the table's projections).
 	ProjectedBytes int64 `json:"projected_bytes,omitempty"`
 	ProjectedRows  int64 `json:"projected_rows,omitempty"`
+	// LoadedRows/Bytes: what the partition held before the run (see TableHotspots.Loaded).
+	LoadedRows  int64 `json:"loaded_rows,omitempty"`
+	LoadedBytes int64 `json:"loaded_bytes,omitempty"`
 }
 
 // SharePoint says the top Fraction of partitions took Share of the operations.
@@ -97,7 +140,11 @@ type SharePoint struct {
 
 // SizeProjection projects one partition's size to a horizon.
 type SizeProjection struct {
-	Key            string  `json:"key"`
+	Key string `json:"key"`
+	// LoadedBytes/Rows: the partition's size before the run, which the projection starts
+	// from (growth is added to it; a TTL's steady state already holds it).
+	LoadedBytes    int64   `json:"loaded_bytes,omitempty"`
+	LoadedRows     int64   `json:"loaded_rows,omitempty"`
 	ObservedBytes  int64   `json:"observed_bytes"`
 	ObservedRows   int64   `json:"observed_rows"`
 	ObservedS      float64 `json:"observed_s"` // store-clock seconds the observation covers

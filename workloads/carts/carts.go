@@ -152,10 +152,51 @@ var Meta = &workloads.Meta{
 	ItemKey: "product_id",
 	Knobs: []workloads.Knob{
 		{Name: "max_items", Default: 100, Min: 1, Max: 255, Doc: "items a cart can hold (seed 000: about 100)"},
-		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of cart operations in sessions created during the run"},
+		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of cart operations in recently created sessions (by age, mean 2,000 sessions: created during the run, or before it while the run has created fewer)"},
 		{Name: "ttl_days", Default: 7, Min: 0.01, Max: 3650, Doc: "cart lifetime after the last update (expires_at)"},
 	},
-	New: newGen,
+	Population: population,
+	Expansions: expansions,
+	New:        newGen,
+}
+
+// population is the carts active at the run's start: each owner whose slot of the cart
+// table holds items (Model.InitialCartItems) has a cart of that many items, generation 0,
+// last updated at the run's start — the carts the run's operations find. Users' carts
+// first (bots, then by activity rank), then the guest sessions' carts.
+func population(m *workloads.Model) []workloads.RecordSet {
+	cart := func(op *workloads.Op, user, session int64) bool {
+		owner := user * 2
+		if user < 0 {
+			owner = session*2 + 1
+		}
+		n := m.InitialCartItems(m.CartSlot(owner))
+		if n == 0 {
+			return false
+		}
+		*op = m.NewRecord()
+		op.User, op.Session, op.Bot = user, session, m.IsBot(user)
+		op.Zone = m.SessionZone(session, user)
+		op.Items, op.Aux = int32(n), StatusActive
+		return true
+	}
+	return []workloads.RecordSet{
+		{Name: "users", Count: m.Users, Record: func(u int64, op *workloads.Op) bool { return cart(op, u, -1) }},
+		{Name: "guests", Count: m.Sessions, Record: func(s int64, op *workloads.Op) bool {
+			return m.SessionUser(s) < 0 && cart(op, -1, s)
+		}},
+	}
+}
+
+// expansions: a table keyed by the product of an item (seed 000's row per item) holds a
+// row per item of the cart.
+func expansions(m *workloads.Model) []workloads.Expansion {
+	return []workloads.Expansion{{Name: "item", Fields: []string{"product_id", "product_sku"},
+		Count: func(op *workloads.Op) int { return int(op.Items) },
+		Apply: func(op *workloads.Op, k int) {
+			p, c, q := item(m, op, int32(k))
+			op.Product, op.Category, op.Sub, op.Price, op.Qty = p, c, m.ProductSub(p, c), m.ProductPrice(p, c), q
+		}}}
 }
 
 // opItem is the item an item operation adds, changes or removes: Op.Product as the
@@ -239,9 +280,7 @@ func (g *gen) slot(op *workloads.Op) *workloads.CartSlot {
 	} else {
 		owner = op.Session*2 + 1
 	}
-	h := workloads.Hash(g.st.M.Seed, 0x51075, owner)
-	sl := g.st.Carts
-	return &sl[h%uint64(len(sl))]
+	return &g.st.Carts[g.st.M.CartSlot(owner)]
 }
 
 func (g *gen) Fill(i int, op *workloads.Op) {

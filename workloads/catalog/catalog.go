@@ -15,7 +15,10 @@
 package catalog
 
 import (
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shardbench/shardbench/workloads"
 )
@@ -100,13 +103,11 @@ var Meta = &workloads.Meta{
 					return out
 				}
 			}},
-		{Name: "attributes", Type: workloads.TTextMap, Size: 80, Doc: "color, storage, weight, ...",
+		{Name: "attributes", Type: workloads.TTextMap, Size: 15000, Doc: "the product's specifications (color, weight, then spec_NN entries): about catalog.attributes_bytes of text",
+			Sized: func(m *workloads.Model) int32 { return int32(m.Knob("catalog", "attributes_bytes")) },
 			Composite: func(m *workloads.Model) func(*workloads.Op) any {
-				return func(op *workloads.Op) any {
-					h := workloads.Hash(m.Seed, 0xa77, op.Product)
-					colors := []string{"black", "white", "silver", "blue", "red"}
-					return map[string]string{"color": colors[h%5], "weight": workloads.FormatDecimal(int64(h>>8%500) * 100)}
-				}
+				size := int(m.Knob("catalog", "attributes_bytes"))
+				return func(op *workloads.Op) any { return Attributes(m, op.Product, size) }
 			}},
 		{Name: "is_active", Type: workloads.TBool, Size: 1, Doc: "true",
 			Get: func(*workloads.Model) workloads.Getter {
@@ -148,12 +149,66 @@ var Meta = &workloads.Meta{
 		}),
 	},
 	Knobs: []workloads.Knob{
+		// Seed 001, task 8 §1.1: getShardDistribution of products shows 8.2 GB for 520,000
+		// documents on one shard, 2.5 GB for 150,000 on another: about 16 KB a product.
+		{Name: "attributes_bytes", Default: 15000, Min: 16, Max: 1 << 20, Doc: "bytes of a product's specifications (attributes): with its other fields about 16 KB a product, as seed 001 task 8's shard distribution (8.2 GB for 520,000 products)"},
 		{Name: "page_size", Default: 24, Min: 1, Max: 10000, Doc: "rows of a category listing page"},
 		{Name: "popular_rows", Default: 20, Min: 1, Max: 10000, Doc: "rows of a popular-products read"},
 		{Name: "popular_global_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of popular reads of the store-wide top (else a category's)"},
-		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of catalog operations in sessions created during the run"},
+		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of catalog operations in recently created sessions (by age, mean 2,000 sessions: created during the run, or before it while the run has created fewer)"},
 	},
-	New: newGen,
+	Population: population,
+	Expansions: expansions,
+	New:        newGen,
+}
+
+// population is the catalog: one set per category, its products by popularity rank.
+func population(m *workloads.Model) []workloads.RecordSet {
+	sets := make([]workloads.RecordSet, len(m.Categories))
+	for c := range m.Categories {
+		cat := &m.Categories[c]
+		sets[c] = workloads.RecordSet{Name: cat.Name, Count: cat.Count, Record: func(i int64, op *workloads.Op) bool {
+			p := cat.First + i
+			*op = m.NewRecord()
+			op.Product, op.Category = p, uint8(c)
+			op.Sub, op.Price, op.Ref = m.ProductSub(p, uint8(c)), m.ProductPrice(p, uint8(c)), m.ProductCreated(p)
+			op.Items = 1
+			return true
+		}}
+	}
+	return sets
+}
+
+// expansions: a table keyed by a stock record (seed 001's inventory: a document per
+// product and zone) holds a row per geo zone.
+func expansions(m *workloads.Model) []workloads.Expansion {
+	return []workloads.Expansion{{Name: "zone", Fields: []string{"stock_key", "geo_zone", "warehouse_id"},
+		Count: func(*workloads.Op) int { return len(m.Zones) },
+		Apply: func(op *workloads.Op, k int) { op.Zone = uint8(k) }}}
+}
+
+// Attributes is product p's specifications: color and weight, then spec_NN entries of
+// filler text until the map holds about size bytes of keys and values.
+func Attributes(m *workloads.Model, p int64, size int) map[string]string {
+	h := workloads.Hash(m.Seed, 0xa77, p)
+	colors := []string{"black", "white", "silver", "blue", "red"}
+	out := map[string]string{"color": colors[h%5], "weight": workloads.FormatDecimal(int64(h>>8%500) * 100)}
+	n := 5 + len(out["color"]) + 6 + len(out["weight"])
+	const phrase = "характеристика товара, значение и единица измерения; "
+	for k := 1; n < size; k++ {
+		key := "spec_" + strconv.Itoa(k)
+		left := size - n - len(key)
+		v := strings.Repeat(phrase, max(1, min(4, left/len(phrase))))
+		if left < len(v) {
+			v = v[:max(left, 1)]
+			for !utf8.ValidString(v) { // do not cut a letter in two
+				v = v[:len(v)-1]
+			}
+		}
+		out[key] = v
+		n += len(key) + len(v)
+	}
+	return out
 }
 
 type gen struct {

@@ -86,14 +86,40 @@ var Meta = &workloads.Meta{
 	},
 	Knobs: []workloads.Knob{
 		{Name: "items_mean", Default: 1.8, Min: 1, Max: 50, Doc: "mean items per placed order"},
-		{Name: "recent_share", Default: 0.5, Min: 0, Max: 1, Doc: "share of read/status_change on orders placed during the run"},
+		{Name: "recent_share", Default: 0.5, Min: 0, Max: 1, Doc: "share of read/status_change on recently placed orders (by age, mean 5,000 orders: placed during the run, or historic while the run has placed fewer)"},
 		{Name: "history_months", Default: 12, Min: 1, Max: 120, Doc: "months history_all covers"},
 		{Name: "history_limit", Default: 50, Min: 1, Max: 100000, Doc: "rows read by history reads"},
 		{Name: "period_limit", Default: 100, Min: 1, Max: 1000000, Doc: "rows read by list_by_period (one page)"},
 		{Name: "period_month_share", Default: 0.2, Min: 0, Max: 1, Doc: "share of list_by_period reading a month (else a day)"},
 		{Name: "current_share", Default: 0.6, Min: 0, Max: 1, Doc: "share of period and month reads of the current day/month"},
 	},
-	New: newGen,
+	Population: population,
+	New:        newGen,
+}
+
+// population is the users' historic orders, by user (bots first, then by activity rank):
+// candidate i is user i/OrderSlots's order i%OrderSlots, a record when the user placed
+// that many (HistoricOrders). An order placed over a week before the run is delivered,
+// a newer one shipped.
+func population(m *workloads.Model) []workloads.RecordSet {
+	week := int64(7 * 24 * time.Hour)
+	return []workloads.RecordSet{{Name: "history", Count: m.Users * m.OrderSlots, Record: func(o int64, op *workloads.Op) bool {
+		u := m.OrderUser(o)
+		if o-u*m.OrderSlots >= m.HistoricOrders(u) {
+			return false
+		}
+		*op = m.NewRecord()
+		op.Order, op.User, op.Zone, op.Bot = o, u, m.UserZone(u), m.IsBot(u)
+		op.Ref = m.OrderCreated(o)
+		op.Time = op.Ref
+		op.Items = historicItems(m, o)
+		op.Price = total(m, o, op.Items)
+		op.Aux = 4 // delivered
+		if m.Start-op.Ref < week {
+			op.Aux = 3 // shipped
+		}
+		return true
+	}}}
 }
 
 // item derives the j-th item of order o.
@@ -169,10 +195,13 @@ func historicItems(m *workloads.Model, o int64) int32 {
 func (g *gen) pick(op *workloads.Op) {
 	st, m := g.st, g.st.M
 	if st.NewOrders.Len() > 0 && st.Rand.Chance(g.recent) {
-		o := st.NewOrders.Recent(&st.Rand, 5000)
-		op.Order, op.User, op.Ref, op.Zone, op.Items, op.Price = o.ID, o.User, o.Created, o.Zone, o.Items, o.Total
-		op.Bot = m.IsBot(o.User)
-		return
+		// An age beyond the orders placed so far is an order placed before the run: a
+		// historic one, below.
+		if o, ok := st.NewOrders.Recent(&st.Rand, 5000); ok {
+			op.Order, op.User, op.Ref, op.Zone, op.Items, op.Price = o.ID, o.User, o.Created, o.Zone, o.Items, o.Total
+			op.Bot = m.IsBot(o.User)
+			return
+		}
 	}
 	for try := 0; ; try++ {
 		u, bot := st.User()

@@ -9,9 +9,10 @@
 //	list_by_user  User, Zone, Qty = row limit
 //	expire        Session, User, Zone, Ref: the session ends (logout or explicit expiry)
 //
-// touch, read and expire act in sessions created during the run with probability
-// sessions.recent_share (when there are any yet), else in the initial population by the
-// activity skew; bots act in their own long-lived sessions.
+// touch, read and expire act with probability sessions.recent_share in a recently created
+// session (by age: one created during the run, or an initial one when the age drawn reaches
+// back before the run's start), else in the initial population by the activity skew; bots
+// act in their own long-lived sessions.
 package sessions
 
 import (
@@ -82,11 +83,21 @@ var Meta = &workloads.Meta{
 			func(m *workloads.Model, dst []byte, op *workloads.Op) []byte { return m.AppendSessionData(dst, op) }),
 	},
 	Knobs: []workloads.Knob{
-		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of touch/read/expire acting on sessions created during the run"},
+		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of touch/read/expire acting on recently created sessions (by age, mean 2,000 sessions: created during the run, or before it while the run has created fewer)"},
 		{Name: "ttl_hours", Default: 24, Min: 0.01, Max: 24 * 365, Doc: "session lifetime after the last activity (expires_at)"},
 		{Name: "list_limit", Default: 10, Min: 1, Max: 10000, Doc: "rows read by list_by_user"},
 	},
-	New: newGen,
+	Population: population,
+	New:        newGen,
+}
+
+// population is the initial sessions (Model.SessionRecord), bots' first, then by activity
+// rank.
+func population(m *workloads.Model) []workloads.RecordSet {
+	return []workloads.RecordSet{{Name: "sessions", Count: m.Sessions, Record: func(i int64, op *workloads.Op) bool {
+		m.SessionRecord(i, op)
+		return true
+	}}}
 }
 
 type gen struct {

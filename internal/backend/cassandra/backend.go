@@ -51,6 +51,10 @@ type Backend struct {
 	log *backend.Log
 
 	before serverSnapshot
+	// loaded is what the load step wrote (nil: none ran); reads counts, per read step,
+	// the reads and the rows they returned.
+	loaded *backend.LoadResult
+	reads  *backend.ReadRows
 
 	argPool sync.Pool
 	accPool sync.Pool
@@ -103,7 +107,7 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	b := &Backend{cfg: cfg, opts: o, target: t, stmts: map[*design.Step]*stmt{}, obs: newObserver(), log: backend.NewLog(cfg.Log, "cassandra", t.secrets)}
+	b := &Backend{cfg: cfg, opts: o, target: t, stmts: map[*design.Step]*stmt{}, obs: newObserver(), reads: backend.NewReadRows(cfg.Plan), log: backend.NewLog(cfg.Log, "cassandra", t.secrets)}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
 		b.timeout = cfg.Scenario.Load.Timeout
@@ -136,11 +140,9 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 		b.session.Close()
 		return nil, err
 	}
-	if o.Load.Ops > 0 {
-		if err := b.load(ctx); err != nil {
-			b.session.Close()
-			return nil, err
-		}
+	if err := b.load(ctx); err != nil {
+		b.session.Close()
+		return nil, err
 	}
 	b.before = b.snapshot(ctx)
 	b.obs.reset()
@@ -381,11 +383,7 @@ func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) e
 		if err := iter.Close(); err != nil {
 			return err
 		}
-		if n > 0 {
-			b.found.Add(1)
-		} else {
-			b.missed.Add(1)
-		}
+		b.countRead(a.Step, n)
 		return nil
 	}
 	return q.ExecContext(ctx)

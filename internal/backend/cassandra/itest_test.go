@@ -56,7 +56,8 @@ func scenarioWith(t *testing.T, mix string, variants ...string) (*design.Prepare
 		head, _, _ := strings.Cut(body, "\nmix:")
 		body = head + "\nmix:\n" + mix
 	}
-	body += "\nbackends:\n  cassandra:\n    keyspace: sbtest_pkg\n    replication: {class: NetworkTopologyStrategy, dc1: 3}\n"
+	// A fifth of the population: enough to load every table of every design, quickly.
+	body += "\nbackends:\n  cassandra:\n    keyspace: sbtest_pkg\n    replication: {class: NetworkTopologyStrategy, dc1: 3}\n    load: {scale: 0.2}\n"
 	body += "\ndesigns:\n" + strings.Join(variants, "\n") + "\n"
 	p := filepath.Join(t.TempDir(), "scenario.yaml")
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/inputfile"
 	"github.com/shardbench/shardbench/internal/redact"
@@ -47,9 +48,9 @@ type Options struct {
 	PasswordFile string `yaml:"password_file,omitempty"`
 	// TLS enables client encryption.
 	TLS TLSOptions `yaml:"tls,omitempty"`
-	// Load pre-populates the variant's keyspace before measuring: the first N operations of
-	// the scenario's own stream run their write steps, unmeasured, so reads find rows.
-	Load LoadOptions `yaml:"load,omitempty"`
+	// Load is the load step: the scenario's population written into the variant's
+	// keyspace before the measured run (scale, concurrency, batch).
+	Load backend.LoadOptions `yaml:"load,omitempty"`
 }
 
 // RetryOptions configure the retry policy.
@@ -68,13 +69,6 @@ type TLSOptions struct {
 	CertFile           string `yaml:"cert_file,omitempty"`
 	KeyFile            string `yaml:"key_file,omitempty"`
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify,omitempty"`
-}
-
-// LoadOptions configure the load phase.
-type LoadOptions struct {
-	Loc         yamlx.Loc
-	Ops         int `yaml:"ops,omitempty"`
-	Concurrency int `yaml:"concurrency,omitempty"`
 }
 
 // ParseOptions decodes and checks backends.cassandra.
@@ -112,12 +106,7 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	if (o.TLS.CertFile == "") != (o.TLS.KeyFile == "") {
 		errs.AddAt(o.TLS.Loc, "cert_file", "cert_file and key_file go together")
 	}
-	if o.Load.Ops < 0 {
-		errs.AddAt(o.Load.Loc, "ops", "must not be negative")
-	}
-	if o.Load.Concurrency < 0 {
-		errs.AddAt(o.Load.Loc, "concurrency", "must not be negative")
-	}
+	o.Load.Check(&errs)
 	if o.NumConns == 0 {
 		o.NumConns = 2
 	}
@@ -129,9 +118,6 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	}
 	if o.Retry.MaxBackoff == 0 {
 		o.Retry.MaxBackoff = time.Second
-	}
-	if o.Load.Concurrency == 0 {
-		o.Load.Concurrency = 16
 	}
 	if o.TLS.CAFile != "" || o.TLS.CertFile != "" {
 		o.TLS.Enabled = true

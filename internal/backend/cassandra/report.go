@@ -203,7 +203,11 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 		sv.Notes = append(sv.Notes, "system_views not available before and after the run: "+msg)
 	}
 	if f, m := b.found.Load(), b.missed.Load(); f+m > 0 {
-		sv.Notes = append(sv.Notes, fmt.Sprintf("reads that found rows: %d of %d (%.0f%%); without a load phase (backends.cassandra.load.ops) reads of existing entities miss", f, f+m, 100*float64(f)/float64(f+m)))
+		sv.Notes = append(sv.Notes, fmt.Sprintf("reads that found rows: %d of %d (%.0f%%); the table of reads per step says which", f, f+m, 100*float64(f)/float64(f+m)))
+	}
+	b.loadTableView(&sv)
+	if rt := b.reads.Table(); len(rt.Rows) > 0 {
+		sv.Tables = append(sv.Tables, rt)
 	}
 	if a, n := b.applied.Load(), b.notApplied.Load(); a+n > 0 {
 		sv.Notes = append(sv.Notes, fmt.Sprintf("lightweight transactions: %d applied, %d not applied (condition false: counted ok, the workload's outcome, not an error)", a, n))

@@ -176,7 +176,7 @@ func CheckShardKeys(ctx context.Context, cfg backend.Config, o CheckOptions) (*C
 		o.SamplesPerSecond = DefaultSamplesPerSecond
 	}
 	cfg.Recreate = true
-	b, err := Open(ctx, cfg, func(s *openSettings) { s.dbSuffix = "_analyze" })
+	b, err := Open(ctx, cfg, func(s *openSettings) { s.dbSuffix, s.noLoad = "_analyze", true })
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/metrics"
+	pm "github.com/shardbench/shardbench/internal/placement/mongo"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -54,7 +55,15 @@ type Backend struct {
 	log *backend.Log
 	// routing is the mongos chunk attribution (nil elsewhere).
 	routing *routing
-	before  serverSnapshot
+	// The load step: what it wrote, the collections it wrote to, the chunk tables it left
+	// on a mongos (or why there are none); reads counts, per read step, the reads and the
+	// documents they returned.
+	loaded       *backend.LoadResult
+	loadColls    map[string]*mongo.Collection
+	loadedChunks map[string]*pm.ChunkTable
+	chunkNote    string
+	reads        *backend.ReadRows
+	before       serverSnapshot
 
 	wtimeoutNoted bool
 
@@ -73,6 +82,8 @@ type openSettings struct {
 	// dbSuffix is appended to the variant's database name (the server check's database
 	// must not be the one `run` fills).
 	dbSuffix string
+	// noLoad leaves the population out (the server check replays operations instead).
+	noLoad bool
 }
 
 // WithCommandStarted calls f for every command the driver sends (command monitoring),
@@ -130,7 +141,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 		b.client.Disconnect(context.Background())
 		return nil, &UsageError{err}
 	}
-	if o.Load.Ops > 0 {
+	if !set.noLoad {
 		if err := b.load(ctx); err != nil {
 			b.client.Disconnect(context.Background())
 			return nil, err
@@ -144,7 +155,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 // newBackend is a backend not yet connected; each operation is bounded by the scenario's
 // load.timeout (default 5s).
 func newBackend(cfg backend.Config, o Options, t target, onCommand func(*event.CommandStartedEvent)) *Backend {
-	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand), colls: map[*design.Step]*mongo.Collection{}, log: backend.NewLog(cfg.Log, "mongo", t.secrets)}
+	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand), colls: map[*design.Step]*mongo.Collection{}, reads: backend.NewReadRows(cfg.Plan), log: backend.NewLog(cfg.Log, "mongo", t.secrets)}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
 		b.timeout = cfg.Scenario.Load.Timeout
@@ -348,11 +359,11 @@ func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) e
 		}
 		err := coll.FindOne(ctx, filter, fo).Err()
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			b.missed.Add(1)
+			b.countRead(a.Step, 0)
 			return nil
 		}
 		if err == nil {
-			b.found.Add(1)
+			b.countRead(a.Step, 1)
 		}
 		return err
 	case "find":
@@ -373,11 +384,7 @@ func (b *Backend) run(ctx context.Context, a *design.Access, op *workloads.Op) e
 		}
 		err = cur.Err()
 		cur.Close(context.WithoutCancel(ctx))
-		if n == 0 {
-			b.missed.Add(1)
-		} else {
-			b.found.Add(1)
-		}
+		b.countRead(a.Step, n)
 		return err
 	}
 	return fmt.Errorf("unknown MongoDB request %q", cmd.Op)

@@ -2,6 +2,7 @@ package mongo_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/event"
 	mongodrv "go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/backend/mongo"
@@ -22,7 +22,6 @@ import (
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/schedule"
-	"github.com/shardbench/shardbench/internal/yamlx"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -49,7 +48,7 @@ func smokeWith(t *testing.T, designPath string) *design.Prepared {
 	p := filepath.Join(t.TempDir(), "smoke.yaml")
 	// Own database prefix: other test packages use the same designs on the same server
 	// at the same time.
-	body += "\nbackends:\n  mongo: {database: sbtest_backend}\n"
+	body += "\nbackends:\n  mongo: {database: sbtest_backend, load: {scale: 0.2}}\n"
 	if err := os.WriteFile(p, []byte(body+"\ndesigns:\n  - design: "+abs+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -287,32 +286,139 @@ func client(t *testing.T, uri string) *mongodrv.Client {
 	return c
 }
 
-// The load phase's upserts leave documents the measured run's reads then find.
-func TestLoadPhaseFillsCollections(t *testing.T) {
+// The load step writes the population before the run into the collections the
+// scenario's operations reach: at load.scale 0.5 the most popular half of each category's
+// products (and their stock per zone: five inventory documents a product) and the first
+// half of the users' historic orders. Every point read of a
+// loaded product or order then finds its document and every read of one left out finds
+// none, counted exactly per step from the documents the reads returned; the load reports
+// its time and throughput; FerretDB is said plainly not to be a mongos; a run with
+// --skip-load on the same database finds the load complete.
+func TestLoadStepPointReadsFindDocuments(t *testing.T) {
 	uri := mongoURI(t)
-	prep, sc := smoke(t, filepath.Join(repo, "scenarios/designs/seed001-mongo.yaml"))
-	cfg := configFor(t, prep, sc, uri)
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte("{database: sbtest_load, load: {ops: 800, concurrency: 8}}"), &n); err != nil {
+	abs, _ := filepath.Abs(filepath.Join(repo, "scenarios/designs/seed001-mongo.yaml"))
+	text := `name: load-step
+seed: 12
+load:
+  arrival: uniform
+  timeout: 30s
+  phases: [{type: constant, rate: 200, duration: 10s}]
+population:
+  users: 1000
+  sessions: 2000
+  carts: 300
+  products: 2000
+  orders_per_user: 3
+  extra: {catalog.attributes_bytes: 512}
+mix:
+  catalog.product_read: 1
+  orders.read: 1
+  catalog.stock_decrement: 0.2
+backends:
+  mongo: {database: sbtest_load, load: {scale: 0.5, batch: 200}}
+designs:
+  - design: ` + abs + "\n"
+	p := filepath.Join(t.TempDir(), "load.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Options = yamlx.Raw{Node: n.Content[0], File: "test", Path: "backends.mongo"}
-	b, err := mongo.Open(context.Background(), cfg)
+	sc, err := scenario.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := design.Prepare(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := prep.Model
+	b, err := mongo.Open(context.Background(), configFor(t, prep, sc, uri))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	r := b.Loaded()
+	if r == nil || r.Rows == 0 || r.RowsPerSecond() <= 0 {
+		t.Fatalf("load result %+v", r)
+	}
 	notes := strings.Join(b.Notes(), "\n")
-	if !strings.Contains(notes, "load phase: ") || !strings.Contains(notes, " writes of 800 operations") || !strings.Contains(notes, "(0 failed") {
-		t.Fatalf("load note:\n%s", notes)
+	if !strings.Contains(notes, "rows/s") || !strings.Contains(notes, "is not a mongos: its collections are not sharded, so there are no chunks") {
+		t.Fatalf("notes:\n%s", notes)
 	}
-	carts, err := client(t, uri).Database(b.Database()).Collection("carts").CountDocuments(context.Background(), bson.D{})
-	if err != nil || carts == 0 {
-		t.Fatalf("carts after the load phase: %d %v", carts, err)
+	var products int64
+	for _, c := range m.Categories {
+		products += int64(math.Ceil(0.5 * float64(c.Count)))
 	}
-	orders, _ := client(t, uri).Database(b.Database()).Collection("orders").CountDocuments(context.Background(), bson.D{})
-	if orders != 0 {
-		t.Errorf("the load phase must not insert (the measured run inserts the same orders): %d orders", orders)
+	orders := int64(math.Ceil(0.5 * float64(m.Users*m.OrderSlots)))
+	var historic int64
+	for o := int64(0); o < orders; o++ {
+		if u := m.OrderUser(o); o-u*m.OrderSlots < m.HistoricOrders(u) {
+			historic++
+		}
 	}
-	t.Logf("%d carts after loading", carts)
+	db := client(t, uri).Database(b.Database())
+	count := func(coll string) int64 {
+		n, err := db.Collection(coll).CountDocuments(context.Background(), bson.D{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := count("products"); got != products {
+		t.Errorf("%d products, want %d", got, products)
+	}
+	if got := count("inventory"); got != products*int64(len(m.Zones)) {
+		t.Errorf("%d inventory documents, want %d (a product per zone)", got, products*int64(len(m.Zones)))
+	}
+	if got := count("orders"); got != historic {
+		t.Errorf("%d orders, want %d", got, historic)
+	}
+	t.Logf("%s", r)
+
+	want := map[string][2]int64{}
+	st := m.NewStream(schedule.New(sc))
+	var op workloads.Op
+	for i := 0; i < 1000 && st.Next(&op); i++ {
+		name := m.Ops[op.Type].Name
+		found := op.Order >= 0 && op.Order < orders
+		if name == "catalog.product_read" {
+			c := m.Categories[op.Category]
+			found = op.Product-c.First < int64(math.Ceil(0.5*float64(c.Count)))
+		}
+		w := want[name]
+		w[0]++
+		if found {
+			w[1]++
+		}
+		want[name] = w
+		if out := b.Execute(context.Background(), &op); out.Class != metrics.OK {
+			t.Fatalf("%s: %v %v", name, out.Class, out.Err)
+		}
+	}
+	got := map[string][2]int64{}
+	for _, s := range b.ReadRows() {
+		got[s.Op] = [2]int64{s.Reads, s.Found}
+	}
+	for name, w := range want {
+		if name == "catalog.stock_decrement" {
+			continue // a write
+		}
+		if got[name] != w {
+			t.Errorf("%s: %d reads, %d found documents; want %d reads, %d finding theirs", name, got[name][0], got[name][1], w[0], w[1])
+		}
+		if w[1] == 0 || w[1] == w[0] {
+			t.Errorf("%s: the test needs reads of loaded and of left-out records (%v)", name, w)
+		}
+	}
+	t.Logf("reads per step: %+v", b.ReadRows())
+
+	cfg := configFor(t, prep, sc, uri)
+	cfg.Recreate, cfg.SkipLoad = false, true
+	again, err := mongo.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if n := strings.Join(again.Notes(), "\n"); !strings.Contains(n, "--skip-load: the database holds this scenario's population at scale 0.5") || again.Loaded() != nil {
+		t.Errorf("--skip-load notes:\n%s", n)
+	}
 }

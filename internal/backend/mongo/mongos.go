@@ -58,8 +58,8 @@ func (b *Backend) mongosView(ctx context.Context, sv *results.ServerVariant, aft
 	if b.routing == nil {
 		return
 	}
-	ct := results.ServerTable{Title: "chunks per shard (config.chunks: at set-up → after the run)", Subject: "nodes",
-		Columns: []string{"collection", "shard", "chunks at set-up", "chunks after"}, Numeric: []bool{false, false, true, true}}
+	ct := results.ServerTable{Title: "chunks per shard (config.chunks: as the run started, after the load → after the run)", Subject: "nodes",
+		Columns: []string{"collection", "shard", "chunks at the start", "chunks after"}, Numeric: []bool{false, false, true, true}}
 	var colls []string
 	for c := range b.routing.tables {
 		colls = append(colls, c)
@@ -98,7 +98,7 @@ func (b *Backend) mongosView(ctx context.Context, sv *results.ServerVariant, aft
 			moved = moved || bc[s] != ac[s]
 		}
 		if moved {
-			sv.Disagreements = append(sv.Disagreements, fmt.Sprintf("%s: chunks moved or split during the run; the client-side attribution used the table read at set-up", c))
+			sv.Disagreements = append(sv.Disagreements, fmt.Sprintf("%s: chunks moved or split during the run; the client-side attribution used the table read as the run started", c))
 		}
 	}
 	sv.Tables = append(sv.Tables, ct)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/inputfile"
 	"github.com/shardbench/shardbench/internal/redact"
 	"github.com/shardbench/shardbench/internal/yamlx"
@@ -32,17 +33,9 @@ type Options struct {
 	// Shard: apply the design's sharding on a mongos (default true); false measures an
 	// unsharded layout on the same cluster.
 	Shard *bool `yaml:"shard,omitempty"`
-	// Load pre-populates the variant's database before measuring: the first N operations
-	// of the scenario's own stream run their write steps (inserts and upserts), unmeasured,
-	// so reads find documents (0: no load phase).
-	Load LoadOptions `yaml:"load,omitempty"`
-}
-
-// LoadOptions configure the load phase.
-type LoadOptions struct {
-	Loc         yamlx.Loc
-	Ops         int `yaml:"ops,omitempty"`
-	Concurrency int `yaml:"concurrency,omitempty"`
+	// Load is the load step: the scenario's population written into the variant's
+	// database before the measured run (scale, concurrency, batch).
+	Load backend.LoadOptions `yaml:"load,omitempty"`
 }
 
 // ParseOptions decodes and checks backends.mongo.
@@ -64,17 +57,9 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	if o.Database != "" && strings.ContainsAny(o.Database, "/\\. \"$*<>:|?") {
 		errs.AddAt(o.Loc, "database", "%q is not a valid MongoDB database name", o.Database)
 	}
-	if o.Load.Ops < 0 {
-		errs.AddAt(o.Load.Loc, "ops", "must not be negative")
-	}
-	if o.Load.Concurrency < 0 {
-		errs.AddAt(o.Load.Loc, "concurrency", "must not be negative")
-	}
+	o.Load.Check(&errs)
 	if o.ConnectTimeout == 0 {
 		o.ConnectTimeout = 10 * time.Second
-	}
-	if o.Load.Concurrency == 0 {
-		o.Load.Concurrency = 16
 	}
 	return o, errs.Err()
 }

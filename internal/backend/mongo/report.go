@@ -149,8 +149,9 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 	}
 	sv.Tables = append(sv.Tables, ct)
 	if f, m := b.found.Load(), b.missed.Load(); f+m > 0 {
-		sv.Notes = append(sv.Notes, fmt.Sprintf("reads that found documents: %d of %d (%.0f%%); without a load phase (backends.mongo.load.ops) reads of existing entities miss", f, f+m, 100*float64(f)/float64(f+m)))
+		sv.Notes = append(sv.Notes, fmt.Sprintf("reads that found documents: %d of %d (%.0f%%); the table of reads per step says which", f, f+m, 100*float64(f)/float64(f+m)))
 	}
+	b.loadView(&sv)
 	// Server counters.
 	if b.before.ok && after.ok {
 		t := results.ServerTable{Title: "server counters during the run (serverStatus, after − before)", Columns: []string{"counter", "before", "after", "delta"}, Numeric: []bool{false, true, true, true}}

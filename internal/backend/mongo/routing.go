@@ -63,11 +63,12 @@ func readChunkTable(ctx context.Context, c *mongo.Client, ns string) (*pm.ChunkT
 			Min   bson.D `bson:"min"`
 			Max   bson.D `bson:"max"`
 			Shard string `bson:"shard"`
+			Jumbo bool   `bson:"jumbo"`
 		}
 		if err := cur.Decode(&ch); err != nil {
 			return nil, err
 		}
-		rows = append(rows, pm.ChunkRow{Min: toFields(ch.Min), Max: toFields(ch.Max), Shard: ch.Shard})
+		rows = append(rows, pm.ChunkRow{Min: toFields(ch.Min), Max: toFields(ch.Max), Shard: ch.Shard, Jumbo: ch.Jumbo})
 	}
 	if err := cur.Err(); err != nil {
 		return nil, err

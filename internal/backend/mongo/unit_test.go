@@ -14,6 +14,8 @@ import (
 
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/metrics"
+	pm "github.com/shardbench/shardbench/internal/placement/mongo"
+	"github.com/shardbench/shardbench/internal/results"
 )
 
 func TestTargetKeepsCredentialsOutOfSight(t *testing.T) {
@@ -118,5 +120,29 @@ func TestClassify(t *testing.T) {
 		if got := Classify(c.err, c.ctxErr); got != c.want {
 			t.Errorf("%v: %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// After a load on a mongos, server.json shows each collection's chunks per shard as the
+// run starts, jumbo ones counted, from config.chunks as read after the load.
+func TestLoadViewShowsChunksAfterTheLoad(t *testing.T) {
+	p := pm.KeyPattern{{Name: "category"}}
+	tb, err := pm.FromConfigChunks(p, []pm.ChunkRow{
+		{Min: []pm.Field{{Name: "category", Value: pm.MinKey()}}, Max: []pm.Field{{Name: "category", Value: pm.String("electronics")}}, Shard: "s1"},
+		{Min: []pm.Field{{Name: "category", Value: pm.String("electronics")}}, Max: []pm.Field{{Name: "category", Value: pm.String("home")}}, Shard: "s0", Jumbo: true},
+		{Min: []pm.Field{{Name: "category", Value: pm.String("home")}}, Max: []pm.Field{{Name: "category", Value: pm.MaxKey()}}, Shard: "s1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Backend{loadedChunks: map[string]*pm.ChunkTable{"products": tb}}
+	var sv results.ServerVariant
+	b.loadView(&sv)
+	if len(sv.Tables) != 1 {
+		t.Fatalf("tables %+v", sv.Tables)
+	}
+	got := fmt.Sprint(sv.Tables[0].Rows)
+	if got != "[[products s0 1 1] [products s1 2 0]]" {
+		t.Errorf("chunks after the load: %s", got)
 	}
 }

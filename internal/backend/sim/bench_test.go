@@ -14,7 +14,7 @@ import (
 func BenchmarkSimulate(b *testing.B) {
 	for _, name := range []string{"seed000", "seed001-mongo"} {
 		b.Run(name, func(b *testing.B) {
-			cfg, ops := loadVariant(b, "../../../scenarios/black-friday.yaml", name, b.N+plan_sample)
+			cfg, ops := loadVariant(b, "../../../scenarios/black-friday.yaml", name, b.N)
 			s, err := Open(context.Background(), cfg)
 			if err != nil {
 				b.Fatal(err)

@@ -5,14 +5,11 @@ import (
 
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/design"
-	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/internal/schedule"
 	"github.com/shardbench/shardbench/workloads"
 	_ "github.com/shardbench/shardbench/workloads/all"
 )
-
-const plan_sample = plan.SampleSize
 
 // loadVariant reads a shipped scenario and returns the backend config of one variant and
 // up to n operations of its stream.

@@ -60,15 +60,17 @@ func (s *Simulator) Share(_ context.Context, members []backend.Virtual, newSourc
 	if len(sims) < 2 || changesLayout(s.cfg.Scenario.Events) {
 		return nil
 	}
-	src, err := newSource()
-	if err != nil {
-		return nil // each member meets the error reading its stream
+	plans := make([]*design.Plan, len(sims))
+	for i, x := range sims {
+		plans[i] = x.cfg.Plan
 	}
-	sample := plan.Sample(src)
+	// Every member's tables' loaded data at once (members then find theirs ready); an
+	// error is each member's own when it prepares.
+	_ = plan.PopulationOf(s.cfg.Model).Prepare(plans)
 	for _, x := range sims {
-		x.prepare(sample)
+		x.prepare()
 	}
-	g := newCohort(sims, sample)
+	g := newCohort(sims)
 	if len(g.tables) == 0 {
 		return nil
 	}
@@ -137,7 +139,7 @@ type placed struct {
 // newCohort finds the tables two or more of sims place alike (their plan.Placer.ShareKey
 // agree) and lends each member those tables' shared analysis. Members whose placer could
 // not be built take no part.
-func newCohort(sims []*Simulator, sample []workloads.Op) *cohort {
+func newCohort(sims []*Simulator) *cohort {
 	g := &cohort{at: make([]int, len(sims))}
 	pls := make([]*plan.Placer, len(sims))
 	for i, x := range sims {
@@ -148,7 +150,7 @@ func newCohort(sims []*Simulator, sample []workloads.Op) *cohort {
 	for _, t := range plan.AlikeTables(pls) {
 		owner := sims[t.Placers[0]]
 		p := owner.cfg.Plan.Only(t.Target)
-		pl, err := plan.NewPlacer(p, &owner.opt.Cluster, sample)
+		pl, err := plan.NewPlacer(p, &owner.opt.Cluster)
 		if err != nil || pl.ShareKey(t.Target) != owner.placer.ShareKey(t.Target) {
 			continue // cannot happen: the owner's placer was built alike; then it is not shared
 		}

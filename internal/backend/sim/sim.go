@@ -157,24 +157,13 @@ func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool,
 	if s.group != nil {
 		defer s.group.done(s.member)
 	}
-	var sample []workloads.Op
 	var op workloads.Op
 	if s.placer == nil && s.prepErr == nil {
-		// The layout needs the stream's first operations (Share laid it out already for a
-		// group's members).
-		sample = make([]workloads.Op, 0, plan.SampleSize)
-		for len(sample) < plan.SampleSize && next(&op) {
-			sample = append(sample, op)
-		}
-		s.prepare(sample)
+		s.prepare() // Share laid it out already for a group's members
 	}
 	if s.prepErr != nil {
 		return s.prepErr
 	}
-	for i := range sample {
-		s.step(&sample[i], record)
-	}
-	sample = nil
 	for next(&op) {
 		s.step(&op, record)
 	}
@@ -184,10 +173,11 @@ func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool,
 	return s.shareErr
 }
 
-// prepare lays out the cluster from the stream's first operations (ranged MongoDB shard
-// keys are split by the data they hold).
-func (s *Simulator) prepare(sample []workloads.Op) {
-	pl, err := plan.NewPlacer(s.cfg.Plan, &s.opt.Cluster, sample)
+// prepare lays out the cluster over the data that exists before the run: ranged MongoDB
+// shard keys are split and balanced over it, and the Cassandra partitions it makes large
+// start at their loaded size.
+func (s *Simulator) prepare() {
+	pl, err := plan.NewPlacer(s.cfg.Plan, &s.opt.Cluster)
 	if err != nil {
 		s.prepErr = err
 		return
@@ -195,11 +185,32 @@ func (s *Simulator) prepare(sample []workloads.Op) {
 	s.placer, s.obs = pl, plan.NewObserver(pl)
 	if pl.Ring != nil {
 		s.cass = newCassCluster(s, pl)
+		s.loadSizes()
 	}
 	if pl.Shards != nil {
 		s.mongo = newMongoCluster(s, pl)
 	}
 	s.nextTick = s.tick
+}
+
+// loadSizes starts the partition sizes of the Cassandra tables from their loaded data:
+// the large partitions (plan.TableLoad.Partitions, 64 KiB and up: smaller ones cost a
+// read nothing more) hold their loaded bytes at the run's start, counted in the epoch of
+// their table's TTL as the run's writes are.
+func (s *Simulator) loadSizes() {
+	ls, err := s.cfg.Plan.Loaders()
+	if err != nil {
+		return // NewPlacer met the same error
+	}
+	for _, l := range ls {
+		t := s.placer.Loaded[l.Target]
+		if l.Database != design.Cassandra || t == nil {
+			continue
+		}
+		for _, p := range t.Partitions {
+			s.sizes.add(p.FP, p.Bytes, s.cfg.Model.Start, l.Step.TTL)
+		}
+	}
 }
 
 func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {

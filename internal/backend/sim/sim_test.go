@@ -13,7 +13,6 @@ import (
 
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/metrics"
-	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/workloads"
@@ -266,13 +265,12 @@ func TestMonotonicShardKeyOneShard(t *testing.T) {
 	sc := readScenario(t, "../../../scenarios/claims/orders-shard-keys.yaml", 20*time.Second)
 	share := func(variant string) (maxShare float64, shard string) {
 		s, _ := simulate(t, sc, variant, 1<<30)
-		// Count where each new order (an insert into orders) went, after the sample that
-		// stands for the data already there.
+		// Count where each new order (an insert into orders) went.
 		cfg, ops := configFor(t, sc, variant, 1<<30)
 		inserts := map[string]int{}
 		total := 0
 		var accs []design.Access
-		for i := plan.SampleSize; i < len(ops); i++ {
+		for i := range ops {
 			accs = cfg.Plan.Accesses(&ops[i], accs[:0])
 			for j := range accs {
 				a := &accs[j]

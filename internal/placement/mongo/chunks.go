@@ -8,10 +8,12 @@ import (
 )
 
 // Chunk is one chunk: the shard key range [Min, Max) and its owning shard (an index into
-// ChunkTable.Shards).
+// ChunkTable.Shards). Jumbo marks a chunk of one shard-key value larger than the chunk
+// size: it cannot be split, and the balancer never moves it.
 type Chunk struct {
 	Min, Max []Value
 	Shard    int
+	Jumbo    bool
 }
 
 // ChunkTable is a collection's routing table: chunks sorted by key, contiguous from
@@ -127,10 +129,23 @@ func (t *ChunkTable) ChunksPerShard() []int {
 	return n
 }
 
-// ChunkRow is one config.chunks document (min, max, shard) as the driver returns it.
+// JumboChunks lists the indexes of the jumbo chunks.
+func (t *ChunkTable) JumboChunks() []int {
+	var out []int
+	for i, c := range t.Chunks {
+		if c.Jumbo {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// ChunkRow is one config.chunks document (min, max, shard, jumbo) as the driver returns
+// it.
 type ChunkRow struct {
 	Min, Max []Field
 	Shard    string
+	Jumbo    bool
 }
 
 // FromConfigChunks builds the table of a live cluster from its config.chunks rows
@@ -156,7 +171,7 @@ func FromConfigChunks(p KeyPattern, rows []ChunkRow) (*ChunkTable, error) {
 			return nil, fmt.Errorf("mongo: chunk max: %w", err)
 		}
 		s, _ := slices.BinarySearch(names, r.Shard)
-		chunks[i] = Chunk{Min: min, Max: max, Shard: s}
+		chunks[i] = Chunk{Min: min, Max: max, Shard: s, Jumbo: r.Jumbo}
 	}
 	slices.SortFunc(chunks, func(a, b Chunk) int { return CompareKeys(a.Min, b.Min) })
 	return NewChunkTable(p, names, chunks)
@@ -543,7 +558,7 @@ func SplitByData(p KeyPattern, shards []string, data []SizedKey, m DataModel) (*
 			return nil, fmt.Errorf("mongo: key %v does not match shard key %v", k.Key, p)
 		}
 	}
-	slices.SortStableFunc(keys, func(a, b SizedKey) int { return CompareKeys(a.Key, b.Key) })
+	sortKeys(keys) // equal keys are summed below, so their order does not matter
 	var ks [][]Value
 	var bs []int64
 	for _, k := range keys {
@@ -555,15 +570,32 @@ func SplitByData(p KeyPattern, shards []string, data []SizedKey, m DataModel) (*
 		bs = append(bs, k.Bytes)
 	}
 	// Chunks as runs of key indexes [from, to); bound = ks[from] (or MinKey for 0).
-	type run struct{ from, to, shard int }
+	type run struct {
+		from, to, shard int
+		jumbo           bool
+	}
 	var runs []run
+	// tooBig: a range of one key the donor cannot move. A migration fails (ChunkTooBig)
+	// when its range holds more than about 1.3 chunk sizes (the donor's limit on the
+	// documents it clones); the balancer then splits the chunk and, where one key value
+	// cannot be split, marks it jumbo (Balancer::_splitOrMarkJumbo).
+	tooBig := func(b int64) bool { return b > size+size*3/10 }
 	switch m.Balancer {
 	case BalanceDataSize:
-		runs = []run{{0, len(ks), primary}}
+		// 6.0.3+: no auto-splitter; the data starts as one chunk on the primary, and
+		// BalancerPolicy::_singleZoneBalanceBasedOnDataSize moves a range from the most
+		// loaded shard (above the ideal share) to the least loaded one (below it) while
+		// they differ by 3 chunk sizes. The range starts at the min of the donor's first
+		// chunk that is not jumbo, and the donor ends it about one chunk size further
+		// (moveRange without max), never inside a key.
+		runs = []run{{0, len(ks), primary, false}}
 		load := make([]int64, len(shards))
+		var total int64
 		for _, b := range bs {
 			load[primary] += b
+			total += b
 		}
+		ideal := total / int64(len(shards))
 		for iter := 0; iter < 10_000_000; iter++ {
 			donor, recv := 0, 0
 			for s := range shards {
@@ -574,24 +606,25 @@ func SplitByData(p KeyPattern, shards []string, data []SizedKey, m DataModel) (*
 					recv = s
 				}
 			}
-			if load[donor]-load[recv] < 3*size {
+			if load[donor] <= ideal || load[recv] >= ideal || load[donor]-load[recv] < 3*size {
 				break
 			}
-			// The donor's first chunk whose leading ~size bytes (never less than one key)
-			// can move without overshooting; a single key bigger than that is a jumbo
-			// chunk the balancer skips.
 			moved := false
 			for ri := 0; ri < len(runs) && !moved; ri++ {
 				r := runs[ri]
-				if r.shard != donor || r.to == r.from {
+				if r.shard != donor || r.jumbo || r.to == r.from {
 					continue
 				}
 				end, acc := r.from, int64(0)
-				for end < r.to && (acc < size || end == r.from) {
+				for end < r.to && (end == r.from || acc+bs[end] <= size) {
 					acc += bs[end]
 					end++
 				}
-				if acc >= load[donor]-load[recv] {
+				if end == r.from+1 && tooBig(acc) {
+					// One key value too big to move: split off and marked jumbo; the
+					// next chunk on the donor is tried.
+					runs = slices.Insert(runs, ri, run{r.from, end, donor, true})
+					runs[ri+1].from = end
 					continue
 				}
 				load[donor] -= acc
@@ -599,25 +632,25 @@ func SplitByData(p KeyPattern, shards []string, data []SizedKey, m DataModel) (*
 				if end == r.to {
 					runs[ri].shard = recv
 				} else {
-					runs = slices.Insert(runs, ri, run{r.from, end, recv})
+					runs = slices.Insert(runs, ri, run{r.from, end, recv, false})
 					runs[ri+1].from = end
 				}
 				moved = true
 			}
 			if !moved {
-				break
+				break // the donor holds only jumbo chunks
 			}
 		}
 	case BalanceChunkCount:
 		from, acc := 0, int64(0)
 		for i := range ks {
 			if acc >= size/2 && i > from {
-				runs = append(runs, run{from, i, primary})
+				runs = append(runs, run{from, i, primary, i-from == 1 && tooBig(acc)})
 				from, acc = i, 0
 			}
 			acc += bs[i]
 		}
-		runs = append(runs, run{from, len(ks), primary})
+		runs = append(runs, run{from, len(ks), primary, len(ks)-from == 1 && tooBig(acc)})
 		count := func() []int {
 			c := make([]int, len(shards))
 			for _, r := range runs {
@@ -648,28 +681,35 @@ func SplitByData(p KeyPattern, shards []string, data []SizedKey, m DataModel) (*
 				break
 			}
 			started = true
+			moved := false
 			for i := range runs {
-				if runs[i].shard == donor {
+				if runs[i].shard == donor && !runs[i].jumbo {
 					runs[i].shard = recv
+					moved = true
 					break
 				}
+			}
+			if !moved {
+				break
 			}
 		}
 	default:
 		return nil, fmt.Errorf("mongo: unknown balancer %d", m.Balancer)
 	}
-	if m.Balancer == BalanceDataSize {
-		// Auto-merger: adjacent chunks on one shard become one.
-		merged := runs[:0]
-		for _, r := range runs {
-			if n := len(merged); n > 0 && merged[n-1].shard == r.shard {
-				merged[n-1].to = r.to
-				continue
-			}
-			merged = append(merged, r)
+	// Empty runs (a jumbo split off at a chunk's end) go; under data-size balancing the
+	// auto-merger (7.0+) makes adjacent chunks on one shard one, a jumbo chunk aside.
+	merged := runs[:0]
+	for _, r := range runs {
+		if r.to == r.from && len(runs) > 1 {
+			continue
 		}
-		runs = merged
+		if n := len(merged); n > 0 && m.Balancer == BalanceDataSize && merged[n-1].shard == r.shard && !merged[n-1].jumbo && !r.jumbo {
+			merged[n-1].to = r.to
+			continue
+		}
+		merged = append(merged, r)
 	}
+	runs = merged
 	chunks := make([]Chunk, len(runs))
 	for i, r := range runs {
 		min, max := p.globalMin(), p.globalMax()
@@ -679,7 +719,7 @@ func SplitByData(p KeyPattern, shards []string, data []SizedKey, m DataModel) (*
 		if i < len(runs)-1 {
 			max = ks[runs[i+1].from]
 		}
-		chunks[i] = Chunk{Min: min, Max: max, Shard: r.shard}
+		chunks[i] = Chunk{Min: min, Max: max, Shard: r.shard, Jumbo: r.jumbo}
 	}
 	return NewChunkTable(p, slices.Clone(shards), chunks)
 }

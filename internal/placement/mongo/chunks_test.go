@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -318,8 +319,67 @@ func TestSplitByDataMonotonic(t *testing.T) {
 	}
 	// A single key bigger than the imbalance is never moved (jumbo).
 	jumbo, _ := SplitByData(p, shards[:2], []SizedKey{{Key: []Value{Int32(1)}, Bytes: 10 * chunk}}, DataModel{ChunkSize: chunk})
-	if len(jumbo.Chunks) != 1 {
-		t.Fatalf("jumbo: %s", shardSeq(jumbo))
+	if len(jumbo.Chunks) != 1 || !jumbo.Chunks[0].Jumbo {
+		t.Fatalf("jumbo: %s %+v", shardSeq(jumbo), jumbo.Chunks)
+	}
+}
+
+// {category: 1} over a catalog with one category at 70%: that value is one chunk larger
+// than the chunk size, split off and marked jumbo on the primary; the balancer moves the
+// other categories' ranges around it, and never the jumbo chunk.
+func TestSplitByDataJumbo(t *testing.T) {
+	p := mustPattern(t, `{category: 1}`)
+	shards := []string{"s0", "s1", "s2"}
+	const chunk = 64 << 20
+	shares := map[string]int64{"accessories": 8, "appliances": 10, "books": 3, "clothing": 5, "electronics": 70, "home": 4}
+	var data []SizedKey
+	for name, pct := range shares {
+		// 8 GB of products: a document of 16 KB per key entry, one entry per category
+		// holding that category's bytes.
+		data = append(data, SizedKey{Key: []Value{String(name)}, Bytes: pct * (80 << 20)})
+	}
+	tb, err := SplitByData(p, shards, data, DataModel{ChunkSize: chunk, Primary: "s0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := tb.Find([]Value{String("electronics")})
+	if !tb.Chunks[e].Jumbo || tb.Shard(e) != "s0" {
+		t.Fatalf("electronics in chunk %d %+v on %s, want a jumbo chunk on the primary", e, tb.Chunks[e], tb.Shard(e))
+	}
+	if CompareKeys(tb.Chunks[e].Min, []Value{String("electronics")}) != 0 || CompareKeys(tb.Chunks[e].Max, []Value{String("home")}) != 0 {
+		t.Fatalf("the jumbo chunk is %s, want [electronics, home)", tb.RangeString(e))
+	}
+	// Every other category is a single value above the chunk size too (books: 240 MB):
+	// each is jumbo, so nothing could move at all.
+	if n := len(tb.JumboChunks()); n != len(shares) {
+		t.Fatalf("%d jumbo chunks, want %d: %s", n, len(shares), shardSeq(tb))
+	}
+	// With small categories (a tenth of the data), the balancer moves them off the primary
+	// around the jumbo electronics chunk.
+	for i := range data {
+		if data[i].Key[0].S != "electronics" {
+			data[i].Bytes /= 10
+		}
+	}
+	tb, err = SplitByData(p, shards, data, DataModel{ChunkSize: chunk, Primary: "s0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = tb.Find([]Value{String("electronics")})
+	if !tb.Chunks[e].Jumbo || tb.Shard(e) != "s0" {
+		t.Fatalf("electronics: %+v on %s", tb.Chunks[e], tb.Shard(e))
+	}
+	moved := 0
+	for i, c := range tb.Chunks {
+		if i != e && tb.Shard(i) != "s0" {
+			moved++
+		}
+		if i != e && c.Jumbo {
+			t.Errorf("chunk %s marked jumbo", tb.RangeString(i))
+		}
+	}
+	if moved == 0 {
+		t.Fatalf("nothing moved off the primary: %s", shardSeq(tb))
 	}
 }
 
@@ -423,5 +483,30 @@ func TestRoute(t *testing.T) {
 		if !slices.Equal(r.Shards, c.want) || r.Targeting != c.kind {
 			t.Errorf("%v: %+v, want %v %v", c.conds, r, c.want, c.kind)
 		}
+	}
+}
+
+// The byte encoding SplitByData sorts by has CompareKeys's order.
+func TestSortKeyOrder(t *testing.T) {
+	vals := []Value{MinKey(), Null(), Int32(-5), Int64(-1), Int32(0), Int64(3), Int64(1 << 40), String(""), String("a"), String("a\x00"),
+		String("a\x00b"), String("ab"), String("b"), Binary(4, []byte{9}), Binary(0, []byte{1, 2}), Binary(4, []byte{1, 2}),
+		ObjectID([12]byte{1}), ObjectID([12]byte{2}), Bool(false), Bool(true), Date(-1), Date(5), MaxKey()}
+	for _, a := range vals {
+		for _, b := range vals {
+			for _, c := range vals[:4] {
+				ka, kb := []Value{a, c}, []Value{b, c}
+				ea, ok1 := appendSortKey(nil, ka)
+				eb, ok2 := appendSortKey(nil, kb)
+				if !ok1 || !ok2 {
+					t.Fatalf("%v or %v not encoded", a, b)
+				}
+				if want, got := CompareKeys(ka, kb), bytes.Compare(ea, eb); want != got {
+					t.Errorf("%v vs %v: CompareKeys %d, bytes %d", ka, kb, want, got)
+				}
+			}
+		}
+	}
+	if _, ok := appendSortKey(nil, []Value{Double(1.5)}); ok {
+		t.Error("a double is encoded: ints and doubles compare by value, which the bytes cannot")
 	}
 }

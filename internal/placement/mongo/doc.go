@@ -31,12 +31,17 @@
 // # Modelled
 //
 //   - [SplitByData]: a range-sharded collection whose chunks follow its data. Two
-//     documented models: 6.0.3+ (no auto-splitter; the balancer moves chunk-size ranges
-//     from the most to the least loaded shard while they differ by 3 chunk sizes;
-//     adjacent chunks on a shard merge) and pre-6.0.3 (split every half chunk size; the
-//     balancer evens chunk counts by the 2/4/8 migration thresholds). Real boundaries
-//     depend on the order of past splits and migrations; the model gives the shape:
-//     ranges spread over shards, and a monotonic key's new inserts all in the last chunk.
+//     documented models: 6.0.3+ (no auto-splitter; the data starts as one chunk on the
+//     primary; BalancerPolicy::_singleZoneBalanceBasedOnDataSize moves a chunk-size range
+//     from the start of the most loaded shard's first chunk that is not jumbo to the least
+//     loaded shard, while the first is above the ideal share, the second below it and they
+//     differ by 3 chunk sizes; adjacent chunks on a shard merge, 7.0's auto-merger) and
+//     pre-6.0.3 (split every half chunk size; the balancer evens chunk counts by the 2/4/8
+//     migration thresholds). In both, one shard-key value holding more than a chunk can
+//     hold (1.3 chunk sizes: a migration of it fails ChunkTooBig) is a jumbo chunk that
+//     never splits or moves. Real boundaries depend on the order of past splits and
+//     migrations; the model gives the shape: ranges spread over shards, jumbo values
+//     stuck on the primary, and a monotonic key's new inserts all in the last chunk.
 //   - [Range] bounds are closed: mongos also targets with closed bounds, but the query
 //     planner drops empty intersections of open bounds that this package keeps as a
 //     single point.

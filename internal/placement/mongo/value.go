@@ -227,6 +227,15 @@ func abs32(x int32) int64 {
 // ObjectId < bool < date < timestamp < MaxKey), then by value; numbers compare by
 // numeric value across int, long, double and decimal, NaN below every other number.
 func Compare(a, b *Value) int {
+	if a.Kind == b.Kind {
+		// The usual case in a shard key's values, without the type bracket.
+		switch a.Kind {
+		case KindString:
+			return strings.Compare(a.S, b.S)
+		case KindInt32, KindInt64, KindDate:
+			return cmp.Compare(a.I, b.I)
+		}
+	}
 	ca, cb := a.Kind.canonical(), b.Kind.canonical()
 	if ca != cb {
 		return cmp.Compare(ca, cb)
