@@ -30,7 +30,7 @@ backends:
   cassandra:
     keyspace: sbtest_fidelity
     replication: {class: NetworkTopologyStrategy, dc1: 2}
-    load: {ops: 2000, concurrency: 16}
+    load: {scale: 0.2, concurrency: 16}
   sim:
     cluster:
       dcs: [{name: dc1, nodes: 3, racks: 3}]
