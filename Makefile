@@ -8,7 +8,7 @@ BIN     := $(CURDIR)/bin/shardbench
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build demo test test-kubernetes unit vet fuzz fuzz-short fuzz-keep bench bench-client pgo clean
+.PHONY: all build demo test test-kubernetes unit vet fuzz fuzz-short fuzz-keep bench bench-client pgo fidelity clean
 
 include testenv/cassandra/cassandra.mk
 include testenv/ferretdb/ferretdb.mk
@@ -93,6 +93,15 @@ pgo:
 	$(BUILD)/pgo/shardbench plan scenarios/black-friday.yaml --out $(BUILD)/pgo/plan --cpuprofile $(BUILD)/pgo/plan.prof
 	$(BUILD)/pgo/shardbench run scenarios/black-friday.yaml --quiet --out $(BUILD)/pgo/run --cpuprofile $(BUILD)/pgo/run.prof
 	$(GO) tool pprof -proto $(BUILD)/pgo/plan.prof $(BUILD)/pgo/run.prof > cmd/shardbench/default.pgo
+
+## fidelity: the long comparison of the simulator with a real 3-node Cassandra
+## (docs/simulator.md#fidelity): scenarios/fidelity.yaml on SHARDBENCH_CASSANDRA (default:
+## the cluster `make cassandra-up3` starts), holding the tests' lock on that cluster.
+FIDELITY_HOSTS ?= 127.0.0.1,127.0.0.2,127.0.0.3
+fidelity: build
+	flock $${TMPDIR:-/tmp}/shardbench-itest-cassandra.lock $(BIN) fidelity scenarios/fidelity.yaml \
+		--target "cassandra://$${SHARDBENCH_CASSANDRA:-$(FIDELITY_HOSTS)}?dc=dc1" --recreate \
+		--out results/fidelity-$$(date +%Y%m%d-%H%M%S) $(FIDELITY_ARGS)
 
 clean:
 	rm -rf bin

@@ -35,7 +35,9 @@ type run struct {
 	Analysis *results.Analysis
 	// Verdict ranks the run's variants (judgeRun); nil for a plan, a comparison or when
 	// it could not be built (then Warnings says why).
-	Verdict  *results.Verdict
+	Verdict *results.Verdict
+	// Fidelity is fidelity.json (shardbench fidelity): this run beside its simulation.
+	Fidelity *results.Fidelity
 	Kind     string
 	Scenario bool // scenario.yaml is present
 	// Warnings are files that could not be read; the report renders without them and says so.
@@ -105,6 +107,7 @@ func loadRun(dir string) (*run, error) {
 	} else {
 		r.Server = s
 	}
+	loadFidelity(r)
 	_, err = os.Stat(filepath.Join(dir, results.ScenarioFile))
 	r.Scenario = err == nil
 	r.Kind = r.kind()

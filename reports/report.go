@@ -326,6 +326,7 @@ type page struct {
 	LatencyNote                string
 	LatencyCharts              []*chartView
 	LatencyTable               *table
+	Fidelity                   *fidelityView
 	Hot                        *hotView
 	Keys                       *keysView
 	Variants                   []variantView
@@ -369,6 +370,7 @@ func (r *renderer) page() (*page, error) {
 			pg.LatencyTable = r.latencyTable()
 		}
 	}
+	pg.Fidelity = r.fidelity()
 	if pg.Hot, err = r.hot(); err != nil {
 		return nil, err
 	}
@@ -379,6 +381,9 @@ func (r *renderer) page() (*page, error) {
 	pg.TOC = []tocEntry{{"verdict", "Verdict"}, {"run", "Run"}, {"overview", map[bool]string{true: "Side by side", false: "Overview"}[r.compare]}}
 	if pg.Comparison != nil {
 		pg.TOC = append(pg.TOC, tocEntry{"compare", "Comparison"})
+	}
+	if pg.Fidelity != nil {
+		pg.TOC = append(pg.TOC, tocEntry{"fidelity", "Fidelity"})
 	}
 	if pg.HasLatency {
 		pg.TOC = append(pg.TOC, tocEntry{"latency", "Latency"})

@@ -131,6 +131,12 @@ func eachInParallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
+// keyspaceReplication is implemented by a real backend that reads its keyspace's
+// replication from the cluster (the cassandra backend).
+type keyspaceReplication interface {
+	Replication(ctx context.Context) (cassandra.Replication, error)
+}
+
 // placeRealRun writes hotspots.json for a run against a real database: the operation
 // stream is deterministic, so the first Scheduled operations of each variant's stream are
 // exactly the operations the run sent, and placing them client-side gives the run's hot
@@ -153,9 +159,17 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 		sent[v.Name] = v.Totals.Scheduled
 	}
 	rings := map[string]*cassandra.Ring{}
+	reps := map[string]*cassandra.Replication{}
 	for _, v := range opened {
 		if tr, ok := v.Backend.(backend.TokenRinger); ok && tr.Ring() != nil {
 			rings[v.Name] = tr.Ring()
+		}
+		// The keyspace's replication as the cluster holds it: the run may have replaced
+		// the design's (backends.cassandra.replication).
+		if kr, ok := v.Backend.(keyspaceReplication); ok {
+			if rep, err := kr.Replication(ctx); err == nil {
+				reps[v.Name] = &rep
+			}
 		}
 	}
 	errs := make([]error, len(in.Variants))
@@ -170,14 +184,14 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 			limit = 0 // the whole run's stream
 		}
 		cluster := r.cluster
-		cluster.Live = rings[v.Name]
+		cluster.Live, cluster.Replication = rings[v.Name], reps[v.Name]
 		hv, placed, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
 		fellBack := ""
 		if err != nil && cluster.Live != nil {
 			// The live ring does not fit the design (e.g. a data center it lacks): fall
 			// back to the synthetic layout, and say why.
 			fellBack = fmt.Sprintf("the live ring could not be used (%v), so ", err)
-			cluster.Live = nil
+			cluster.Live, cluster.Replication = nil, nil
 			hv, placed, err = plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
 		}
 		if err != nil {

@@ -83,6 +83,7 @@ Exit codes: 0 ok, 1 run or gate failure (or interrupted), 2 usage or bad input.`
 		newAnalyzeCmd(io, nil),
 		newCalibrateCmd(io, nil),
 		newCapacityCmd(io, nil),
+		newFidelityCmd(io, nil),
 	)
 	return root
 }

@@ -36,6 +36,10 @@ type Cluster struct {
 	// Live, when set, is a ring read from a live cluster (system.local and
 	// system.peers_v2): keys are placed on it instead of a synthetic layout.
 	Live *pc.Ring `yaml:"-"`
+	// Replication, when set, is the replication a live keyspace has (read from
+	// system_schema.keyspaces): keys are placed with it instead of the design's, which a
+	// run may have overridden (backends.cassandra.replication).
+	Replication *pc.Replication `yaml:"-"`
 }
 
 // DC is one synthetic data center.

@@ -118,6 +118,9 @@ func NewPlacer(p *design.Plan, c *Cluster) (*Placer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("design %s: keyspace %s: %w", d.Name, d.Cassandra.Keyspace, err)
 		}
+		if c.Replication != nil {
+			rep = *c.Replication
+		}
 		if pl.Ring, err = c.Ring(rep); err != nil {
 			return nil, fmt.Errorf("design %s: %w", d.Name, err)
 		}

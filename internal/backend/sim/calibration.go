@@ -40,6 +40,9 @@ type Calibration struct {
 	MongoDB   *MongoModel     `yaml:"mongodb,omitempty"`
 	// OperationScale is the per-operation factor on every service time drawn.
 	OperationScale map[string]float64 `yaml:"operation_scale,omitempty"`
+	// ServiceSpread is the fitted σ of log-normal service times (0: the default shape;
+	// see Options.ServiceSpread).
+	ServiceSpread float64 `yaml:"service_spread,omitempty"`
 	// Fit is, per variant and operation, the measured and the calibrated simulation's
 	// service times: how good the fit is.
 	Fit   []FitRow `yaml:"fit,omitempty"`
@@ -73,6 +76,9 @@ func ReadCalibration(path string) (*Calibration, error) {
 		errs.AddAt(c.Loc, "schema", "want %q (a file written by shardbench calibrate), got %q", CalibrationSchema, c.Schema)
 	}
 	checkScales(&errs, c.Loc, c.OperationScale)
+	if c.ServiceSpread < 0 || c.ServiceSpread > 4 {
+		errs.AddAt(c.Loc, "service_spread", "must be between 0 and 4 (σ of the log of a service time), got %g", c.ServiceSpread)
+	}
 	if c.Cassandra != nil {
 		checkCassandra(&errs, c.Cassandra)
 	}
@@ -98,8 +104,8 @@ func (c *Calibration) WriteFile(path string) error {
 	return os.WriteFile(path, append([]byte(head), body...), 0o644)
 }
 
-// applyTo lays the fitted values over o: every field the calibration sets wins.
-func (c *Calibration) applyTo(o *Options) {
+// ApplyTo lays the fitted values over o: every field the calibration sets wins.
+func (c *Calibration) ApplyTo(o *Options) {
 	if c.Cassandra != nil {
 		overlay(&o.Cassandra, c.Cassandra)
 	}
@@ -111,6 +117,9 @@ func (c *Calibration) applyTo(o *Options) {
 	}
 	for op, f := range c.OperationScale {
 		o.OperationScale[op] = f
+	}
+	if c.ServiceSpread > 0 {
+		o.ServiceSpread = c.ServiceSpread
 	}
 }
 
@@ -149,7 +158,7 @@ func LoadOptions(sc *scenario.Scenario) (Options, error) {
 		}
 		return o, errs.Err()
 	}
-	c.applyTo(&o)
+	c.ApplyTo(&o)
 	return o, nil
 }
 

@@ -51,6 +51,8 @@ type cassCluster struct {
 	// ends.
 	joins []join
 	vol   *volume // rows per node of each table (volume.go)
+	// served counts each node's replica and coordinator requests per table (served.go).
+	served servedCounts
 }
 
 type stepQuota struct {
@@ -277,6 +279,7 @@ func (c *cassCluster) write(a *design.Access, op *workloads.Op, w *reach, q *pla
 	s := c.sim
 	m := &s.opt.Cassandra
 	timeout := int64(m.WriteTimeout)
+	c.served.write(a.Step, coord, c.live)
 	done, ok := c.round(StageWrite, m.Write, c.live, q, coord, t+c.clientHop(dc, coord), timeout)
 	if !ok || done-t > timeout {
 		return t + timeout, metrics.Timeout
@@ -358,6 +361,7 @@ func (c *cassCluster) read(a *design.Access, op *workloads.Op, w *reach, q *plan
 	m := &s.opt.Cassandra
 	arrive := t + c.clientHop(dc, coord)
 	c.pickReplicas(c.live, q, coord, dc, arrive)
+	c.served.read(a.Step, coord, c.pick)
 	cost := m.Read + m.Row*durationOf(max(a.Rows, 1)-1)
 	if w.keyed {
 		cost = s.readCost(a, op, w.fp) // readpath.go

@@ -23,7 +23,9 @@ type Measured struct {
 	Op      string
 	Count   int64
 	Mean    time.Duration
-	P99     time.Duration
+	// P50 is needed only to fit the shape (FitInput.Shape).
+	P50 time.Duration
+	P99 time.Duration
 }
 
 // FitInput is a real run to fit the simulator to: its scenario as run (same schedule,
@@ -38,6 +40,16 @@ type FitInput struct {
 	Limit int64
 	// Progress, when set, hears one line per trial.
 	Progress func(string)
+	// Adjust, when set, changes each variant's options before every trial simulation
+	// (after the candidate service times are set), and with variant "" the options the
+	// fit starts from: `shardbench fidelity` fits on the live cluster's ring and
+	// replication with the measured round trip. It must leave service times alone.
+	Adjust func(variant string, o *Options)
+	// Shape also fits Options.ServiceSpread: the σ of log-normal service times with which
+	// the simulated ratio of p99 to p50 is the measured one (count-weighted geometric
+	// mean over the operations), so that a fit to a heavy-tailed server predicts its
+	// medians and tails, not only its means.
+	Shape bool
 }
 
 // minFitCount is the fewest measured operations an operation type needs to be fitted: a
@@ -64,6 +76,9 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	base, err := LoadOptions(in.Scenario)
 	if err != nil {
 		return nil, err
+	}
+	if in.Adjust != nil {
+		in.Adjust("", &base)
 	}
 	f := &fitter{in: in, opt: base, kind: map[string]workloads.Kind{}}
 	for _, op := range in.Prepared.Model.Ops {
@@ -100,6 +115,13 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 		}
 		if done {
 			break
+		}
+	}
+	// 1b. The shape, when asked: σ changes the mean of the slowest of several replicas'
+	// responses, so the per-operation scales are fitted after it.
+	if in.Shape {
+		if err := f.fitSpread(ctx, cal); err != nil {
+			return nil, err
 		}
 	}
 	// 2. Per-operation scales, each by its own secant search.
@@ -144,6 +166,7 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 		cal.Fit = append(cal.Fit, row)
 	}
 	sortFit(cal.Fit)
+	cal.ServiceSpread = round3(f.opt.ServiceSpread)
 	cal.OperationScale = map[string]float64{}
 	for name, s := range scales {
 		cal.OperationScale[name] = round3(s)
@@ -160,6 +183,61 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	}
 	cal.Notes = append(cal.Notes, fmt.Sprintf("%d trial simulations of up to %d operations per variant; network round trip %s kept (not fitted)", f.trials, f.in.Limit, base.Network))
 	return cal, nil
+}
+
+// fitSpread searches σ (Options.ServiceSpread) so that the count-weighted mean of
+// ln(p99/p50) over the operations simulated matches the measured one: a secant search on
+// an increasing function, from the σ a single log-normal draw would need.
+func (f *fitter) fitSpread(ctx context.Context, cal *Calibration) error {
+	want, n := 0.0, 0.0
+	for _, m := range f.used {
+		if m.P50 > 0 && m.P99 > m.P50 {
+			want += math.Log(float64(m.P99)/float64(m.P50)) * float64(m.Count)
+			n += float64(m.Count)
+		}
+	}
+	if n == 0 {
+		cal.Notes = append(cal.Notes, "service-time shape not fitted: no operation has a measured p50 below its p99")
+		return nil
+	}
+	want /= n
+	const z99 = 2.326 // the 99th percentile of a standard normal
+	x := clamp(want/z99, 0.05, 4)
+	var px, py float64
+	for trial := 0; trial < 6; trial++ {
+		f.opt.ServiceSpread = x
+		got, err := f.simulate(ctx, true)
+		if err != nil {
+			return err
+		}
+		y, w := 0.0, 0.0
+		for _, m := range f.used {
+			s := got[key{m.Variant, m.Op}]
+			if m.P50 <= 0 || m.P99 <= m.P50 || s == nil || s.n == 0 {
+				continue
+			}
+			p50, p99 := float64(s.h.ValueAtQuantile(50)), float64(s.h.ValueAtQuantile(99))
+			if p50 > 0 && p99 > 0 {
+				y += math.Log(p99/p50) * float64(m.Count)
+				w += float64(m.Count)
+			}
+		}
+		if w == 0 {
+			break
+		}
+		y /= w
+		if math.Abs(y-want) <= 0.02*want {
+			break
+		}
+		next := x * want / y
+		if trial > 0 && y != py && x != px {
+			next = x + (want-y)*(x-px)/(y-py)
+		}
+		px, py = x, y
+		x = clamp(next, 0.02, 4)
+	}
+	cal.Notes = append(cal.Notes, fmt.Sprintf("service times log-normal with σ %.3f, fitted to the measured ln(p99/p50) of %.2f (count-weighted)", f.opt.ServiceSpread, want))
+	return nil
 }
 
 type key struct{ variant, op string }
@@ -344,7 +422,11 @@ func (f *fitter) simulate(ctx context.Context, withP99 bool) (map[key]*simStat, 
 	for _, vi := range f.vars {
 		v := f.in.Prepared.Variants[vi]
 		cfg := backend.Config{Scenario: f.in.Scenario, Model: f.in.Prepared.Model, Variant: v, Plan: f.in.Prepared.Plans[vi], VariantIndex: vi}
-		s, err := open(cfg, f.opt)
+		o := f.opt
+		if f.in.Adjust != nil {
+			f.in.Adjust(v.Name, &o)
+		}
+		s, err := open(cfg, o)
 		if err != nil {
 			return nil, err
 		}

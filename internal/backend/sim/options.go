@@ -31,6 +31,13 @@ type Options struct {
 	// (wide rows, large documents, a heavy filter). Keys are "op" (every variant) or
 	// "op@variant"; `shardbench calibrate` fits the latter.
 	OperationScale map[string]float64 `yaml:"operation_scale,omitempty"`
+	// ServiceSpread, when above 0, draws every service time from a log-normal
+	// distribution with the same mean and this σ (of the logarithm) instead of the
+	// default shape (half fixed, half exponential: coefficient of variation 0.5). A real
+	// server's service times are often heavier-tailed than that (collection pauses,
+	// compaction, a CPU shared with other work); `shardbench fidelity` fits σ to the ratio
+	// of p99 to p50 of the run it calibrates on.
+	ServiceSpread float64 `yaml:"service_spread,omitempty"`
 	// Calibration is a parameter file written by `shardbench calibrate`, relative to the
 	// scenario file. Its fitted values replace this section's and the defaults: a
 	// calibration is a measurement of the cluster, so it wins over round figures.
@@ -201,6 +208,9 @@ func ParseOptions(raw yamlx.Raw) (Options, error) {
 	}
 	neg(&errs, o.Loc, "network", o.Network)
 	neg(&errs, o.Loc, "inter_dc_network", o.InterDCNetwork)
+	if o.ServiceSpread < 0 || o.ServiceSpread > 4 {
+		errs.AddAt(o.Loc, "service_spread", "must be between 0 and 4 (σ of the log of a service time), got %g", o.ServiceSpread)
+	}
 	neg(&errs, o.Loc, "tick", o.Tick)
 	checkCassandra(&errs, &o.Cassandra)
 	checkMongo(&errs, &o.MongoDB)

@@ -65,6 +65,10 @@ func (c *cassCluster) lwt(a *design.Access, op *workloads.Op, w *reach, q *stepQ
 		}
 	}
 	c.paxosBuf = participants
+	// As the servers count them: Paxos reads the partition at the serial level, and the
+	// commit is a mutation to every live replica.
+	c.served.read(a.Step, -1, participants)
+	c.served.write(a.Step, coord, c.live)
 	pp := c.paxos.of(w.fp, t)
 	cur := t + c.clientHop(dc, coord)
 	for attempt := 1; ; attempt++ {

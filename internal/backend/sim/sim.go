@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -98,6 +99,18 @@ func Open(_ context.Context, cfg backend.Config) (*Simulator, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
+	return open(cfg, o)
+}
+
+// OpenWith is Open with the scenario's options (its calibration applied) then changed by
+// adjust: `shardbench fidelity` simulates a live cluster this way, on the ring, racks and
+// replication read from it and with the service times fitted to it.
+func OpenWith(_ context.Context, cfg backend.Config, adjust func(*Options)) (*Simulator, error) {
+	o, err := LoadOptions(cfg.Scenario)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	adjust(&o)
 	return open(cfg, o)
 }
 
@@ -388,6 +401,9 @@ func (s *Simulator) draw(mean time.Duration) int64 {
 	if mean <= 0 {
 		return 0
 	}
+	if σ := s.opt.ServiceSpread; σ > 0 {
+		return int64(float64(mean) * s.scale * math.Exp(σ*s.rng.NormFloat64()-σ*σ/2))
+	}
 	h := float64(mean) * s.scale / 2
 	return int64(h + h*s.rng.ExpFloat64())
 }
@@ -544,6 +560,9 @@ func (s *Simulator) serverView() results.ServerVariant {
 		sv.Tables = append(sv.Tables, t)
 	}
 	sv.Nodes = s.stages.nodes(s)
+	if s.cass != nil {
+		sv.Tables = append(sv.Tables, servedTable(s.Served()))
+	}
 	if s.mongo != nil {
 		sv.Tables = append(sv.Tables, s.mongo.chunkTable())
 	}
