@@ -75,7 +75,7 @@ mix:
   catalog.category_listing: 1
 backends:
   sim:
-    cassandra: {read_workers: 2, write_workers: 2, read: 500us, write: 200us}
+    cassandra: {cores: 2, read: 500us, write: 200us}
 designs:
   - design: DESIGNS/seed002.yaml
     sweep:

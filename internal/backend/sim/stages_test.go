@@ -32,7 +32,7 @@ backends:
   sim:
     cluster:
       dcs: [{name: dc1, nodes: 6, racks: 3}]
-    cassandra: {read_workers: 2, read: 500us}
+    cassandra: {cores: 2, read: 500us}
 designs:
   - design: DESIGNS/seed004.yaml
 `)
