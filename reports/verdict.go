@@ -71,7 +71,7 @@ func judgeRun(r *run, opts Options) {
 	}
 	v, err := verdict.FromDirs(r.Dir, opts.AnalysisDir, opts.CapacityDir)
 	if err == nil {
-		err = results.WriteVerdict(opts.Out, v)
+		err = results.At(opts.Out).WriteVerdict(v)
 	}
 	if err != nil {
 		for _, w := range r.Warnings {

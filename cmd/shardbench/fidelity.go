@@ -209,7 +209,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	if opts.Network == 0 && calFile == nil {
 		f.Notes = append(f.Notes, fmt.Sprintf("network round trip %s: the median of trivial requests (SELECT release_version FROM system.local) to each node after the run", twin.network.Round(time.Microsecond)))
 	}
-	if err := results.WriteFidelity(out, f); err != nil {
+	if err := results.At(out).WriteFidelity(f); err != nil {
 		return err
 	}
 	if !opts.Quiet {
