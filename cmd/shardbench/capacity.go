@@ -253,7 +253,10 @@ func runCapacity(ctx context.Context, opts *CapacityOptions) error {
 	} else if searchErr != nil {
 		doc.Interrupted = searchErr.Error()
 	} else if n := countOutcome(doc.Variants, results.CapacityIncomplete, results.CapacityUnconfirmed); n > 0 {
-		doc.Notes = append(doc.Notes, fmt.Sprintf("the search reached --max-duration %s before %d variant(s) were bracketed to the precision and confirmed: their figures are what was known then", opts.MaxDuration, n))
+		doc.Notes = append(doc.Notes,
+			fmt.Sprintf("the search reached --max-duration %s before %d variant(s) were "+
+				"bracketed to the precision and confirmed: their figures are what was known then",
+				opts.MaxDuration, n))
 	}
 	if err := results.At(cr.out).WriteCapacity(doc); err != nil {
 		return err

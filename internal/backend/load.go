@@ -401,7 +401,10 @@ func SkippedLoad(ctx context.Context, store LoadStore, plan *design.Plan, db des
 	if complete == sets {
 		return fmt.Sprintf("--skip-load: the database holds this scenario's population at scale %g (all %d record sets loaded)", scale, sets)
 	}
-	return fmt.Sprintf("--skip-load: the database does not hold this scenario's population at scale %g: %d of %d record sets loaded (first missing: %s); reads of records that exist before the sale may find nothing", scale, complete, sets, missing)
+	return fmt.Sprintf("--skip-load: the database does not hold this scenario's population at "+
+		"scale %g: %d of %d record sets loaded (first missing: %s); reads of records that "+
+		"exist before the sale may find nothing",
+		scale, complete, sets, missing)
 }
 
 // LoadTable is a load as server.json shows it: per table the rows and bytes written, the

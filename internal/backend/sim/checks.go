@@ -179,6 +179,8 @@ func CheckMemory(sc *scenario.Scenario) error {
 	}
 	pos, path := sc.Load.Loc.At("timeout")
 	return yamlx.Errors{{Pos: pos, Path: path, Msg: fmt.Sprintf(
-		"the simulator keeps each operation until it completes or times out: at the peak of %g ops/s with a timeout of %s it may hold %.3g operations, over the %d it can (lower the rate, --rate-scale, or load.timeout)",
+		"the simulator keeps each operation until it completes or times out: at the peak of %g "+
+			"ops/s with a timeout of %s it may hold %.3g operations, over the %d it can "+
+			"(lower the rate, --rate-scale, or load.timeout)",
 		peak, yamlx.FormatDuration(sc.Load.Timeout), held, maxHeld)}}
 }

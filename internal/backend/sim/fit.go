@@ -178,8 +178,15 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	}
 	if f.dbs["mongodb"] {
 		m := f.opt.MongoDB
-		cal.MongoDB = &MongoModel{Find: m.Find.Round(100 * time.Nanosecond), Doc: m.Doc.Round(10 * time.Nanosecond),
-			Scan: m.Scan.Round(time.Microsecond), Examine: m.Examine.Round(10 * time.Nanosecond), Write: m.Write.Round(100 * time.Nanosecond), Update: m.Update.Round(100 * time.Nanosecond), Apply: m.Apply.Round(100 * time.Nanosecond)}
+		cal.MongoDB = &MongoModel{
+			Find:    m.Find.Round(100 * time.Nanosecond),
+			Doc:     m.Doc.Round(10 * time.Nanosecond),
+			Scan:    m.Scan.Round(time.Microsecond),
+			Examine: m.Examine.Round(10 * time.Nanosecond),
+			Write:   m.Write.Round(100 * time.Nanosecond),
+			Update:  m.Update.Round(100 * time.Nanosecond),
+			Apply:   m.Apply.Round(100 * time.Nanosecond),
+		}
 	}
 	cal.Notes = append(cal.Notes, fmt.Sprintf("%d trial simulations of up to %d operations per variant; network round trip %s kept (not fitted)", f.trials, f.in.Limit, base.Network))
 	return cal, nil
