@@ -195,7 +195,7 @@ func (s *loadSet) advance(from, to int64) {
 const tasksPerBatch = 4
 
 // Run loads the population of plan's tables at the options' scale.
-func (ld *PopulationLoad) Run(ctx context.Context, plan *design.Plan) (LoadResult, error) {
+func (ld *PopulationLoad) Run(ctx context.Context, plan *design.Compiled) (LoadResult, error) {
 	scale := ld.Options.Fraction()
 	res := LoadResult{Scale: scale}
 	ls, err := loaders(plan, ld.Database)
@@ -375,7 +375,7 @@ func loadSig(m *workloads.Model, l *design.Loader, i int, scale float64) string 
 
 // SkippedLoad says what a database reused with --skip-load holds: whether the load of this
 // scenario's population at this scale completed there, from the progress store.
-func SkippedLoad(ctx context.Context, store LoadStore, plan *design.Plan, db design.Database, scale float64) string {
+func SkippedLoad(ctx context.Context, store LoadStore, plan *design.Compiled, db design.Database, scale float64) string {
 	ls, err := loaders(plan, db)
 	if err != nil {
 		return "--skip-load: " + err.Error()
@@ -423,7 +423,7 @@ func LoadTable(r LoadResult) results.ServerTable {
 }
 
 // loaders are plan's loaders of the tables in db.
-func loaders(plan *design.Plan, db design.Database) ([]*design.Loader, error) {
+func loaders(plan *design.Compiled, db design.Database) ([]*design.Loader, error) {
 	all, err := plan.Loaders()
 	var out []*design.Loader
 	for _, l := range all {

@@ -19,7 +19,7 @@ import (
 // an event the run records as failed. Names are those the simulator uses: a Cassandra
 // node ("dc1-n3", or its 1-based index), a MongoDB shard ("shard1", its primary) or
 // member ("shard1-m2").
-func CheckEvents(sc *scenario.Scenario, plans []*design.Plan) yamlx.Errors {
+func CheckEvents(sc *scenario.Scenario, plans []*design.Compiled) yamlx.Errors {
 	var errs yamlx.Errors
 	if len(sc.Events) == 0 || len(plans) == 0 {
 		return nil

@@ -280,7 +280,7 @@ func (f *fitter) pick(cal *Calibration) error {
 		if _, ok := f.kind[m.Op]; !ok {
 			continue
 		}
-		if ok, _ := f.in.Prepared.Plans[vi].Served(f.in.Prepared.Model.OpIndex(m.Op)); !ok {
+		if ok, _ := f.in.Prepared.Compiled[vi].Served(f.in.Prepared.Model.OpIndex(m.Op)); !ok {
 			continue // the design does not serve it: its "service time" is an instant refusal
 		}
 		if m.Count < minFitCount || m.Mean <= 0 {
@@ -428,7 +428,7 @@ func (f *fitter) simulate(ctx context.Context, withP99 bool) (map[key]*simStat, 
 	sched := schedule.New(f.in.Scenario)
 	for _, vi := range f.vars {
 		v := f.in.Prepared.Variants[vi]
-		cfg := backend.Config{Scenario: f.in.Scenario, Model: f.in.Prepared.Model, Variant: v, Plan: f.in.Prepared.Plans[vi], VariantIndex: vi}
+		cfg := backend.Config{Scenario: f.in.Scenario, Model: f.in.Prepared.Model, Variant: v, Plan: f.in.Prepared.Compiled[vi], VariantIndex: vi}
 		o := f.opt
 		if f.in.Adjust != nil {
 			f.in.Adjust(v.Name, &o)
