@@ -19,7 +19,7 @@ func TestVariantsMatchVariant(t *testing.T) {
 	var want []any
 	for i, v := range prep.Variants {
 		names = append(names, v.Name)
-		hv, n, err := Variant(context.Background(), v.Name, prep.Compiled[i], &Cluster{Seed: 1}, newStream, limit)
+		hv, n, err := PlaceVariant(context.Background(), v.Name, prep.Compiled[i], &Cluster{Seed: 1}, newStream, limit)
 		if err != nil || n != limit {
 			t.Fatalf("%s: %d operations, %v", v.Name, n, err)
 		}
