@@ -90,7 +90,12 @@ func (r *renderer) keys() *keysView {
 	if len(kv.Sides) == 0 && len(kv.Checks) == 0 {
 		return nil
 	}
-	kv.Intro = "What MongoDB's analyzeShardKey reports once data and queries are in a cluster, predicted from the scenario's operation stream before any data exists (shardbench analyze): per table or collection, the key's documents, distinct values, most common values, monotonicity (the correlation between key order and insertion order; |r| ≥ 0.7 is monotonic), and how reads and writes target one shard (partition), several, or all of them."
+	kv.Intro = "What MongoDB's analyzeShardKey reports once data and queries are in a cluster, " +
+		"predicted from the scenario's operation stream before any data exists (shardbench " +
+		"analyze): per table or collection, the key's documents, distinct values, most " +
+		"common values, monotonicity (the correlation between key order and insertion order; " +
+		"|r| ≥ 0.7 is monotonic), and how reads and writes target one shard (partition), " +
+		"several, or all of them."
 	kv.Ranking = r.keyRanking()
 	return &kv
 }

@@ -437,7 +437,7 @@ func TestBrowserOpensReports(t *testing.T) {
 	}
 	// A capacity search's page (shardbench capacity).
 	capDir := filepath.Join(t.TempDir(), "capacity")
-	if err := results.WriteCapacity(capDir, capacityFixture()); err != nil {
+	if err := results.At(capDir).WriteCapacity(capacityFixture()); err != nil {
 		t.Fatal(err)
 	}
 	outD, err := Render(capDir, Options{})

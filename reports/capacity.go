@@ -397,7 +397,10 @@ func capacityCaption(c *results.Capacity) string {
 }
 
 func capacityAnswerTable(c *results.Capacity) *table {
-	t := &table{Caption: fmt.Sprintf("Ranked by the multiple of the scenario's load each variant sustains within its SLO (precision %s). Headroom is against the scenario's own peak of %s/s.", FormatPct(c.Precision), FormatCount(c.PeakRate)),
+	t := &table{Caption: fmt.Sprintf("Ranked by the multiple of the scenario's load each variant "+
+		"sustains within its SLO (precision %s). Headroom is against the scenario's own peak "+
+		"of %s/s.",
+		FormatPct(c.Precision), FormatCount(c.PeakRate)),
 		Head: heads("variant", "sustains", "served/s at peak", "offered/s at peak", "headroom", "breaks at", "confirmed", "what breaks first")}
 	for _, k := range []int{1, 2, 3, 4, 5, 6} {
 		t.Head[k].Class = "num"

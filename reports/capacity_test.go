@@ -65,7 +65,7 @@ func TestWriteCapacityText(t *testing.T) {
 // `shardbench report` calls): the ranked answer, the curve, what breaks first.
 func TestRenderCapacity(t *testing.T) {
 	dir := t.TempDir()
-	if err := results.WriteCapacity(dir, capacityFixture()); err != nil {
+	if err := results.At(dir).WriteCapacity(capacityFixture()); err != nil {
 		t.Fatal(err)
 	}
 	out, err := Render(dir, Options{Now: func() time.Time { return time.Unix(0, 0) }})

@@ -318,9 +318,18 @@ func (r *renderer) comparison() *compareView {
 	cmp := compareOps(sides)
 	ms := comparisonMetrics(sides, cmp)
 	base := sides[0]
-	cv.Intro = fmt.Sprintf("Every figure of every variant. Lower wins for latency, error rates, late and dropped operations, hot-partition shares, node imbalance and projected sizes; higher wins for achieved throughput. Values within %g%% of the best tie. Changes are against %s (the first variant given): a percentage, or a factor (×, ÷) beyond twice.", tieTolerance*100, base.Label)
+	cv.Intro = fmt.Sprintf("Every figure of every variant. Lower wins for latency, error rates, "+
+		"late and dropped operations, hot-partition shares, node imbalance and projected "+
+		"sizes; higher wins for achieved throughput. Values within %g%% of the best tie. "+
+		"Changes are against %s (the first variant given): a percentage, or a factor (×, ÷) "+
+		"beyond twice.",
+		tieTolerance*100, base.Label)
 	if cmp.partial {
-		cv.Intro += fmt.Sprintf(" The variants do not serve the same operations: an operation is compared among the variants that serve it (“—” where one does not), coverage is shown but wins nothing, and “all operations” is replaced by the %d operations every variant serves (%s).", len(cmp.common), orNone(cmp.common))
+		cv.Intro += fmt.Sprintf(" The variants do not serve the same operations: an operation is "+
+			"compared among the variants that serve it (“—” where one does not), coverage is "+
+			"shown but wins nothing, and “all operations” is replaced by the %d operations "+
+			"every variant serves (%s).",
+			len(cmp.common), orNone(cmp.common))
 	}
 	if len(cmp.leftOut) > 0 {
 		cv.Intro += " Left out, fewer than two variants serve them: " + strings.Join(cmp.leftOut, ", ") + "."
@@ -409,7 +418,10 @@ func (r *renderer) comparison() *compareView {
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	cv.Table = t
-	score := &table{Caption: "How many figures each variant wins (a figure shared by several variants within 1% counts for each; a tie among all counts for none). A count, not a verdict: one p99.9 can matter more than ten medians.", Head: heads("variant", "figures won", "figures measured")}
+	score := &table{Caption: "How many figures each variant wins (a figure shared by several " +
+		"variants within 1% counts for each; a tie among all counts for none). A count, not " +
+		"a verdict: one p99.9 can matter more than ten medians.",
+		Head: heads("variant", "figures won", "figures measured")}
 	score.Head[1].Class, score.Head[2].Class = "num", "num"
 	for i, s := range sides {
 		measured := 0

@@ -50,7 +50,11 @@ func (r *renderer) fidelity() *fidelityView {
 	if !f.Verdict.Pass() {
 		v.Badge, v.Class = "MISS", "fail"
 	}
-	v.Intro = fmt.Sprintf("This run on %s, beside its simulation (%s/, the same operation stream on the cluster's ring, racks and replication). Placement compares each node's share of the requests it served as a replica, from the servers' own counters; latency compares service times; rankings order the variants on both sides.", f.Target, f.Simulated)
+	v.Intro = fmt.Sprintf("This run on %s, beside its simulation (%s/, the same operation stream "+
+		"on the cluster's ring, racks and replication). Placement compares each node's share "+
+		"of the requests it served as a replica, from the servers' own counters; latency "+
+		"compares service times; rankings order the variants on both sides.",
+		f.Target, f.Simulated)
 	cal := f.Calibration.File
 	if cal == "" {
 		cal = "fitted to " + f.Calibration.Variant + "'s real run (its latency rows are in-sample)"
@@ -63,8 +67,12 @@ func (r *renderer) fidelity() *fidelityView {
 		[2]string{"tolerance", fmt.Sprintf("node share ±%s pp; p50 and p99 ±%s, judged at simulated utilisation ≤ %s on operations measured ≥ %d times",
 			FormatFloat(f.Tolerance.SharePP), FormatPct(f.Tolerance.Latency), FormatPct(f.Tolerance.Utilisation), f.Tolerance.MinOps)},
 	)
-	v.Placement = fidelityShares(f, "Each node's share of the replica requests (reads asked of it, mutations applied), all tables.", func(fv *results.FidelityVariant) []results.FidelityShare { return fv.Nodes }, true)
-	v.Coordinators = fidelityShares(f, "Each node's share of the requests it coordinated (not judged: the driver picks among replicas at random).", func(fv *results.FidelityVariant) []results.FidelityShare { return fv.Coordinators }, false)
+	v.Placement = fidelityShares(f,
+		"Each node's share of the replica requests (reads asked of it, mutations applied), all tables.",
+		func(fv *results.FidelityVariant) []results.FidelityShare { return fv.Nodes }, true)
+	v.Coordinators = fidelityShares(f,
+		"Each node's share of the requests it coordinated (not judged: the driver picks among replicas at random).",
+		func(fv *results.FidelityVariant) []results.FidelityShare { return fv.Coordinators }, false)
 	v.Latency = fidelityLatency(f)
 	v.Rankings = fidelityRankings(f)
 	return v

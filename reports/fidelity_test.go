@@ -54,7 +54,7 @@ func withFidelity(t *testing.T, f *results.Fidelity) string {
 		t.Fatal(err)
 	}
 	if f != nil {
-		if err := results.WriteFidelity(dir, f); err != nil {
+		if err := results.At(dir).WriteFidelity(f); err != nil {
 			t.Fatal(err)
 		}
 	}

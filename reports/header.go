@@ -66,10 +66,16 @@ func (r *renderer) banners(pg *page) {
 		switch run.Kind {
 		case KindPlan:
 			if run.Hot == nil && run.Analysis != nil {
-				pg.Banners = append(pg.Banners, banner{"info", prefix + "Key analysis.", "No operation was measured, so there is no latency or throughput: the key figures come from running the scenario's operation stream through every variant's placement (shardbench analyze)."})
+				pg.Banners = append(pg.Banners, banner{"info", prefix + "Key analysis.",
+					"No operation was measured, so there is no latency or throughput: the key " +
+						"figures come from running the scenario's operation stream through every " +
+						"variant's placement (shardbench analyze)."})
 				break
 			}
-			pg.Banners = append(pg.Banners, banner{"info", prefix + "Placement plan.", "No operation was executed, so there is no latency or throughput: the hot-partition figures come from running the scenario's operation stream through every variant's placement code."})
+			pg.Banners = append(pg.Banners, banner{"info", prefix + "Placement plan.",
+				"No operation was executed, so there is no latency or throughput: the " +
+					"hot-partition figures come from running the scenario's operation stream " +
+					"through every variant's placement code."})
 		case KindSimulated:
 			what := "the cluster model of the sim backend in virtual time"
 			if n := run.Sum.Backend.Name; n == "null" || n == "delay" {
@@ -87,9 +93,15 @@ func (r *renderer) banners(pg *page) {
 			if why == "" {
 				why = "a variant stopped early"
 			}
-			pg.Banners = append(pg.Banners, banner{"bad", prefix + "Interrupted.", fmt.Sprintf("The run stopped early (%s). Every figure covers only what was measured before it stopped%s.", why, coverage(run))})
+			pg.Banners = append(pg.Banners, banner{"bad", prefix + "Interrupted.",
+				fmt.Sprintf("The run stopped early (%s). Every figure covers only what was "+
+					"measured before it stopped%s.",
+					why, coverage(run))})
 		case "incomplete":
-			pg.Banners = append(pg.Banners, banner{"warn", prefix + "Incomplete.", "summary.json says the run had not finished when it was written (still running, or killed before it could record an interrupt). Figures cover what was recorded until then" + coverage(run) + "."})
+			pg.Banners = append(pg.Banners, banner{"warn", prefix + "Incomplete.",
+				"summary.json says the run had not finished when it was written (still running, " +
+					"or killed before it could record an interrupt). Figures cover what was " +
+					"recorded until then" + coverage(run) + "."})
 		}
 	}
 	for _, w := range r.warnings {
@@ -183,7 +195,10 @@ func (r *renderer) gates() []gateView {
 			} else if c.Rule != "" {
 				src = c.Rule
 			}
-			t.Rows = append(t.Rows, row{Cells: []cell{{Text: c.Name}, {Text: strings.ToUpper(c.Status), Class: c.Status}, {Text: val, Class: "num"}, {Text: thr, Class: "num"}, {Text: c.Kind}, {Text: c.Detail, Class: "wrap"}, {Text: src, Class: "wrap"}}})
+			t.Rows = append(t.Rows, row{Cells: []cell{{Text: c.Name},
+				{Text: strings.ToUpper(c.Status), Class: c.Status}, {Text: val, Class: "num"},
+				{Text: thr, Class: "num"}, {Text: c.Kind}, {Text: c.Detail, Class: "wrap"},
+				{Text: src, Class: "wrap"}}})
 		}
 		v.Checks = t
 		out = append(out, v)

@@ -58,7 +58,10 @@ func (r *renderer) hot() (*hotView, error) {
 	if len(hs) == 0 {
 		return nil, nil
 	}
-	hv := &hotView{Intro: "Where the keys went: the heaviest partitions of every table, how much of the traffic the top partitions take, each node's or shard's share against the mean (the seed's rule flags a node more than 30% off the mean), and partition sizes projected to each design's horizon against the database's guidance."}
+	hv := &hotView{Intro: "Where the keys went: the heaviest partitions of every table, how much " +
+		"of the traffic the top partitions take, each node's or shard's share against the " +
+		"mean (the seed's rule flags a node more than 30% off the mean), and partition sizes " +
+		"projected to each design's horizon against the database's guidance."}
 	hv.Glance = r.hotGlance(hs)
 	// Overlays: node load of every variant; cumulative share per entity.
 	if len(hs) > 1 {
@@ -66,7 +69,10 @@ func (r *renderer) hot() (*hotView, error) {
 		if err != nil {
 			return nil, err
 		}
-		cv, err := r.draw("hot-node-load", "Each variant's nodes or shards sorted by load, as multiples of its own mean: a flat line at 1 is an even spread; points above the green band break the 30% rule.", f)
+		cv, err := r.draw("hot-node-load",
+			"Each variant's nodes or shards sorted by load, as multiples of its own mean: a flat "+
+				"line at 1 is an even spread; points above the green band break the 30% rule.",
+			f)
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +92,11 @@ func (r *renderer) hot() (*hotView, error) {
 		if err != nil {
 			return nil, err
 		}
-		cv, err := r.draw("hot-cumulative-"+e, fmt.Sprintf("%s: the share of operations taken by the top x of partitions; the dashed diagonal is a perfectly even spread. A curve hugging the top-left means a few partitions take most of the traffic.", e), f)
+		cv, err := r.draw("hot-cumulative-"+e,
+			fmt.Sprintf("%s: the share of operations taken by the top x of partitions; the "+
+				"dashed diagonal is a perfectly even spread. A curve hugging the top-left means "+
+				"a few partitions take most of the traffic.",
+				e), f)
 		if err != nil {
 			return nil, err
 		}
@@ -215,9 +225,19 @@ func (r *renderer) hotSide(s *side, charts bool) (hotSideView, error) {
 			id, caption string
 			build       func() (*figure, error)
 		}{
-			{"hot-top-" + s.ID, "The heaviest partitions over all tables of the variant, as shares of their own table's operations (colour = table).", func() (*figure, error) { return topPartitionsChart(s, 12) }},
-			{"hot-nodes-" + s.ID, "Load per " + sv.NodeWord + " with the mean (dashed) and the ±30% band (green); red bars break the rule upwards, blue downwards. Labels give the deviation from the mean.", func() (*figure, error) { return nodeLoadChart(s) }},
-			{"hot-sizes-" + s.ID, "The largest partitions' projected size at the design's horizon (TTL, bucket end or a set period) against the limit line; red bars exceed it.", func() (*figure, error) { return sizeChart(s, 12) }},
+			{"hot-top-" + s.ID,
+				"The heaviest partitions over all tables of the variant, as shares of their own " +
+					"table's operations (colour = table).",
+				func() (*figure, error) { return topPartitionsChart(s, 12) }},
+			{"hot-nodes-" + s.ID,
+				"Load per " + sv.NodeWord + " with the mean (dashed) and the ±30% band (green); " +
+					"red bars break the rule upwards, blue downwards. Labels give the deviation " +
+					"from the mean.",
+				func() (*figure, error) { return nodeLoadChart(s) }},
+			{"hot-sizes-" + s.ID,
+				"The largest partitions' projected size at the design's horizon (TTL, bucket end " +
+					"or a set period) against the limit line; red bars exceed it.",
+				func() (*figure, error) { return sizeChart(s, 12) }},
 		} {
 			f, err := c.build()
 			if err != nil {
@@ -242,7 +262,10 @@ func (r *renderer) hotSide(s *side, charts bool) (hotSideView, error) {
 			if n.Over30 || math.Abs(n.Deviation) > 0.3 {
 				dev.Class += " bad"
 			}
-			t.Rows = append(t.Rows, row{Cells: []cell{{Text: n.Node}, {Text: n.DC}, {Text: n.Rack}, num(FormatCount(float64(n.Ops))), num(FormatCount(float64(n.Reads))), num(FormatCount(float64(n.Writes))), num(FormatBytes(float64(n.Bytes))), num(FormatPct(n.Share)), dev}})
+			t.Rows = append(t.Rows, row{Cells: []cell{{Text: n.Node}, {Text: n.DC}, {Text: n.Rack},
+				num(FormatCount(float64(n.Ops))), num(FormatCount(float64(n.Reads))),
+				num(FormatCount(float64(n.Writes))), num(FormatBytes(float64(n.Bytes))),
+				num(FormatPct(n.Share)), dev}})
 		}
 		dropEmptyColumns(t)
 		t.Caption = "Operations as " + opsWhat(h.Database) + " (client-side placement)."
@@ -290,7 +313,11 @@ func hotTable(tb results.TableHotspots, db string) hotTableView {
 		parts = append(parts, fmt.Sprintf("top 1%% of partitions take %s, top 10%% take %s", FormatPct(t1), FormatPct(topShare(&tb, 0.1))))
 	}
 	if rd := tb.SinglePartitionReads + tb.MultiPartitionReads + tb.BroadcastReads; rd > 0 {
-		parts = append(parts, fmt.Sprintf("reads: %s single-partition, %s multi-partition, %s broadcast", FormatPct(float64(tb.SinglePartitionReads)/float64(rd)), FormatPct(float64(tb.MultiPartitionReads)/float64(rd)), FormatPct(float64(tb.BroadcastReads)/float64(rd))))
+		parts = append(parts,
+			fmt.Sprintf("reads: %s single-partition, %s multi-partition, %s broadcast",
+				FormatPct(float64(tb.SinglePartitionReads)/float64(rd)),
+				FormatPct(float64(tb.MultiPartitionReads)/float64(rd)),
+				FormatPct(float64(tb.BroadcastReads)/float64(rd))))
 	}
 	v.Summary = strings.Join(parts, " · ")
 	if len(tb.Top) > 0 {
@@ -322,7 +349,12 @@ func hotTable(tb results.TableHotspots, db string) hotTableView {
 			if p.ErrorBound > 0 {
 				bound = "±" + FormatCount(float64(p.ErrorBound))
 			}
-			t.Rows = append(t.Rows, row{Cells: []cell{num(fmt.Sprint(i + 1)), {Text: p.Key, Class: "mono wrap"}, {Text: loc, Class: "mono"}, {Text: p.Range, Class: "mono"}, {Text: owner}, num(FormatCount(float64(p.Ops))), shareCell(p.Share), num(FormatCount(float64(p.Reads))), num(FormatCount(float64(p.Writes))), num(FormatCount(float64(p.Rows))), num(FormatBytes(float64(p.Bytes))), num(proj), num(bound)}})
+			t.Rows = append(t.Rows, row{Cells: []cell{num(fmt.Sprint(i + 1)), {Text: p.Key,
+				Class: "mono wrap"}, {Text: loc, Class: "mono"}, {Text: p.Range, Class: "mono"},
+				{Text: owner}, num(FormatCount(float64(p.Ops))), shareCell(p.Share),
+				num(FormatCount(float64(p.Reads))), num(FormatCount(float64(p.Writes))),
+				num(FormatCount(float64(p.Rows))), num(FormatBytes(float64(p.Bytes))), num(proj),
+				num(bound)}})
 		}
 		// The first column is a rank, the key is the row's name: swap so the sticky column is
 		// the key on a phone.
@@ -358,7 +390,11 @@ func hotTable(tb results.TableHotspots, db string) hotTableView {
 			if pr.ObservedRows > 0 {
 				obs += " / " + FormatCount(float64(pr.ObservedRows)) + " rows"
 			}
-			t.Rows = append(t.Rows, row{Cells: []cell{{Text: pr.Key, Class: "mono wrap"}, num(obs), num(FormatSeconds(pr.ObservedS)), {Text: pr.Horizon}, num(FormatBytes(float64(pr.ProjectedBytes))), num(FormatCount(float64(pr.ProjectedRows))), num(limit), verdict, {Text: pr.Note, Class: "wrap"}}})
+			t.Rows = append(t.Rows, row{Cells: []cell{{Text: pr.Key, Class: "mono wrap"}, num(obs),
+				num(FormatSeconds(pr.ObservedS)), {Text: pr.Horizon},
+				num(FormatBytes(float64(pr.ProjectedBytes))),
+				num(FormatCount(float64(pr.ProjectedRows))), num(limit), verdict, {Text: pr.Note,
+					Class: "wrap"}}})
 		}
 		dropEmptyColumns(t)
 		v.Projections = t

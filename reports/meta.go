@@ -185,7 +185,9 @@ func (r *renderer) phasesTable() *table {
 			t.Rows = append(t.Rows, row{Group: x.Label})
 		}
 		for _, p := range x.Sum.Phases {
-			t.Rows = append(t.Rows, row{Cells: []cell{{Text: p.Name}, {Text: p.Type}, num(FormatSeconds(p.StartS)), num(FormatSeconds(p.EndS)), num(FormatSeconds(p.EndS - p.StartS)), num(FormatCount(p.ExpectedOps))}})
+			t.Rows = append(t.Rows, row{Cells: []cell{{Text: p.Name}, {Text: p.Type},
+				num(FormatSeconds(p.StartS)), num(FormatSeconds(p.EndS)),
+				num(FormatSeconds(p.EndS - p.StartS)), num(FormatCount(p.ExpectedOps))}})
 		}
 	}
 	return t

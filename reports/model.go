@@ -94,7 +94,11 @@ func loadRun(dir string) (*run, error) {
 		r.Points = sr.Points
 		r.Warnings = append(r.Warnings, sr.Warnings...)
 		for _, v := range sortedKeys(sr.Step) {
-			r.Notes = append(r.Notes, fmt.Sprintf("Variant %s ran longer than its time line can show second by second: each point of its time charts covers %d intervals (counts and rates add up over them; each latency line shows the highest of them).", v, sr.Step[v]))
+			r.Notes = append(r.Notes,
+				fmt.Sprintf("Variant %s ran longer than its time line can show second by second: "+
+					"each point of its time charts covers %d intervals (counts and rates add up "+
+					"over them; each latency line shows the highest of them).",
+					v, sr.Step[v]))
 		}
 	}
 	if g, err := results.ReadGate(dir); err != nil {

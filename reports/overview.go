@@ -53,7 +53,11 @@ func (r *renderer) glanceTable() *table {
 		if anyLat {
 			t := s.V.Totals
 			if s.hasLatency() {
-				c = append(c, num(FormatCount(t.AchievedRate)), num(FormatCount(t.TargetRate)), num(FormatMs(t.Response.P50)), num(FormatMs(t.Response.P99)), num(FormatMs(t.Response.P999)), num(FormatMs(t.Response.Max)), errCell(t.ErrorRate), num(FormatCount(float64(t.Late))), num(FormatCount(float64(t.Dropped))))
+				c = append(c, num(FormatCount(t.AchievedRate)), num(FormatCount(t.TargetRate)),
+					num(FormatMs(t.Response.P50)), num(FormatMs(t.Response.P99)),
+					num(FormatMs(t.Response.P999)), num(FormatMs(t.Response.Max)),
+					errCell(t.ErrorRate), num(FormatCount(float64(t.Late))),
+					num(FormatCount(float64(t.Dropped))))
 			} else {
 				for range 9 {
 					c = append(c, cell{Text: "—", Class: "num muted"})
@@ -205,7 +209,11 @@ func (r *renderer) overviewCharts() ([]*chartView, string, error) {
 		return nil, "", err
 	}
 	f, err = throughputChart(r.sides)
-	if err := add("throughput", "Per-second achieved rate against the target (dashed black): the schedule's rate less the operations the variant does not serve; phases shaded and labelled at the top, events marked at the bottom.", f, err); err != nil {
+	if err := add("throughput",
+		"Per-second achieved rate against the target (dashed black): the schedule's rate less "+
+			"the operations the variant does not serve; phases shaded and labelled at the top, "+
+			"events marked at the bottom.",
+		f, err); err != nil {
 		return nil, "", err
 	}
 	f, err = p99Chart(r.sides)
@@ -275,7 +283,9 @@ func (r *renderer) latencyCharts() ([]*chartView, string, error) {
 }
 
 func (r *renderer) latencyTable() *table {
-	t := &table{Caption: "Every operation, every variant (response time unless marked service).", Head: heads("variant", "ops", "achieved/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "service p99", "error rate")}
+	t := &table{Caption: "Every operation, every variant (response time unless marked service).",
+		Head: heads("variant", "ops", "achieved/s", "p50", "p90", "p99", "p99.9", "p99.99", "max",
+			"service p99", "error rate")}
 	for _, op := range opNames(r.sides) {
 		t.Rows = append(t.Rows, row{Group: op})
 		for _, s := range r.sides {
@@ -288,7 +298,11 @@ func (r *renderer) latencyTable() *table {
 				continue
 			}
 			l := o.Response
-			t.Rows = append(t.Rows, row{Cells: []cell{sideCell(s), num(FormatCount(float64(o.Completed))), num(FormatCount(o.AchievedRate)), msCell(l.P50, l.Count), msCell(l.P90, l.Count), msCell(l.P99, l.Count), msCell(l.P999, l.Count), msCell(l.P9999, l.Count), msCell(l.Max, l.Count), msCell(o.Service.P99, o.Service.Count), errCell(o.ErrorRate)}})
+			t.Rows = append(t.Rows, row{Cells: []cell{sideCell(s),
+				num(FormatCount(float64(o.Completed))), num(FormatCount(o.AchievedRate)),
+				msCell(l.P50, l.Count), msCell(l.P90, l.Count), msCell(l.P99, l.Count),
+				msCell(l.P999, l.Count), msCell(l.P9999, l.Count), msCell(l.Max, l.Count),
+				msCell(o.Service.P99, o.Service.Count), errCell(o.ErrorRate)}})
 		}
 	}
 	return t

@@ -84,11 +84,17 @@ func opsTable(s *side) *table {
 	if len(v.Ops) == 0 && v.Totals.Scheduled == 0 {
 		return nil
 	}
-	t := &table{Head: heads("operation", "kind", "scheduled", "completed", "error rate", "late", "dropped", "target/s", "achieved/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "service p50", "service p99", "service p99.9", "lag p99")}
+	t := &table{Head: heads("operation", "kind", "scheduled", "completed", "error rate", "late",
+		"dropped", "target/s", "achieved/s", "p50", "p90", "p99", "p99.9", "p99.99", "max",
+		"service p50", "service p99", "service p99.9", "lag p99")}
 	t.Caption = "Response time percentiles unless marked service (time from the actual send) or lag (harness delay before sending)."
 	add := func(o results.OpStats, name string) {
 		l, sv := o.Response, o.Service
-		t.Rows = append(t.Rows, row{Cells: []cell{{Text: name}, {Text: o.Kind}, num(FormatCount(float64(o.Scheduled))), num(FormatCount(float64(o.Completed))), errCell(o.ErrorRate), num(FormatCount(float64(o.Late))), num(FormatCount(float64(o.Dropped))), num(FormatCount(o.TargetRate)), num(FormatCount(o.AchievedRate)),
+		t.Rows = append(t.Rows, row{Cells: []cell{{Text: name}, {Text: o.Kind},
+			num(FormatCount(float64(o.Scheduled))), num(FormatCount(float64(o.Completed))),
+			errCell(o.ErrorRate), num(FormatCount(float64(o.Late))),
+			num(FormatCount(float64(o.Dropped))), num(FormatCount(o.TargetRate)),
+			num(FormatCount(o.AchievedRate)),
 			msCell(l.P50, l.Count), msCell(l.P90, l.Count), msCell(l.P99, l.Count), msCell(l.P999, l.Count), msCell(l.P9999, l.Count), msCell(l.Max, l.Count),
 			msCell(sv.P50, sv.Count), msCell(sv.P99, sv.Count), msCell(sv.P999, sv.Count), msCell(o.Lag.P99, o.Lag.Count)}})
 	}
@@ -175,7 +181,10 @@ func (r *renderer) serverView(s *side, charts bool) (*serverView, error) {
 	}
 	if !charts {
 		if len(s.Server.Series) > 0 {
-			sv.Notes = append(append([]string(nil), sv.Notes...), fmt.Sprintf("%d server-side series not charted (charts only for the %d variants shown in the hot-partition section).", len(s.Server.Series), r.opts.MaxVariantCharts))
+			sv.Notes = append(append([]string(nil), sv.Notes...),
+				fmt.Sprintf("%d server-side series not charted (charts only for the %d variants "+
+					"shown in the hot-partition section).",
+					len(s.Server.Series), r.opts.MaxVariantCharts))
 		}
 		return sv, nil
 	}
@@ -189,7 +198,9 @@ func (r *renderer) serverView(s *side, charts bool) (*serverView, error) {
 		by[sr.Metric] = append(by[sr.Metric], sr)
 	}
 	if len(metrics) > maxServerMetrics {
-		sv.Notes = append(append([]string(nil), sv.Notes...), fmt.Sprintf("Charts for the first %d of %d server-side metrics: %s left out.", maxServerMetrics, len(metrics), strings.Join(metrics[maxServerMetrics:], ", ")))
+		sv.Notes = append(append([]string(nil), sv.Notes...),
+			fmt.Sprintf("Charts for the first %d of %d server-side metrics: %s left out.",
+				maxServerMetrics, len(metrics), strings.Join(metrics[maxServerMetrics:], ", ")))
 		metrics = metrics[:maxServerMetrics]
 	}
 	for _, m := range metrics {
@@ -221,9 +232,17 @@ func (r *renderer) pageNotes(pg *page) []string {
 	}
 	notes = append(notes, r.notes...)
 	notes = append(notes,
-		"Latency figures come from the exact cumulative HdrHistograms embedded in summary.json (never averaged percentiles); the time lines from timeseries.jsonl (one point per second). The per-operation interval logs (histograms/*/*.hlog) are not charted here: open them with HdrHistogram's HistogramLogAnalyzer for per-operation time lines.",
+		"Latency figures come from the exact cumulative HdrHistograms embedded in summary.json "+
+			"(never averaged percentiles); the time lines from timeseries.jsonl (one point "+
+			"per second). The per-operation interval logs (histograms/*/*.hlog) are not "+
+			"charted here: open them with HdrHistogram's HistogramLogAnalyzer for "+
+			"per-operation time lines.",
 		"Response time counts from each operation's intended start (coordinated-omission corrected); service time from when it was sent; a failed operation counts with the time it took.",
-		"An operation a design does not serve (the design's not_served list, or steps on a database the backend does not drive) is never sent: it is in no latency, rate, error or chart, and shows as coverage (“serves N of M operations, X% of the offered traffic”) and as “not served by this design” in the operation tables. “All operations” figures merge the served operations only.",
+		"An operation a design does not serve (the design's not_served list, or steps on a "+
+			"database the backend does not drive) is never sent: it is in no latency, rate, "+
+			"error or chart, and shows as coverage (“serves N of M operations, X% of the "+
+			"offered traffic”) and as “not served by this design” in the operation tables. "+
+			"“All operations” figures merge the served operations only.",
 	)
 	for _, run := range r.runs {
 		if run.Hot != nil {
@@ -232,7 +251,10 @@ func (r *renderer) pageNotes(pg *page) []string {
 		}
 	}
 	if r.compare {
-		notes = append(notes, "Comparison: lower is better for latency, error rates, late and dropped operations, hot-partition shares, node imbalance and projected sizes; higher is better for achieved throughput. Values within 1% of the best count as a tie.")
+		notes = append(notes,
+			"Comparison: lower is better for latency, error rates, late and dropped operations, "+
+				"hot-partition shares, node imbalance and projected sizes; higher is better for "+
+				"achieved throughput. Values within 1% of the best count as a tie.")
 	}
 	for _, run := range r.runs {
 		prefix := ""

@@ -71,7 +71,7 @@ func judgeRun(r *run, opts Options) {
 	}
 	v, err := verdict.FromDirs(r.Dir, opts.AnalysisDir, opts.CapacityDir)
 	if err == nil {
-		err = results.WriteVerdict(opts.Out, v)
+		err = results.At(opts.Out).WriteVerdict(v)
 	}
 	if err != nil {
 		for _, w := range r.Warnings {
@@ -92,7 +92,13 @@ func (r *renderer) ranking(v *results.Verdict, run *run, capLink string) *rankin
 		return nil
 	}
 	rv := &rankingView{Missing: v.Missing}
-	rv.Intro = fmt.Sprintf("The designs of %s ranked: those that hold on every criterion measured first, then those with cautions, then those that fail; within each, the fewest failed criteria, the fewest cautions, the most capacity at the SLO, the most coverage, the coolest hottest partition. Each figure links to its evidence and gives its reason on hover; every reason is in the list below the table. Rules: docs/verdict.md.", v.Scenario)
+	rv.Intro = fmt.Sprintf("The designs of %s ranked: those that hold on every criterion "+
+		"measured first, then those with cautions, then those that fail; within each, the "+
+		"fewest failed criteria, the fewest cautions, the most capacity at the SLO, the most "+
+		"coverage, the coolest hottest partition. Each figure links to its evidence and "+
+		"gives its reason on hover; every reason is in the list below the table. Rules: "+
+		"docs/verdict.md.",
+		v.Scenario)
 	link := func(variant string, c *results.Criterion) string { return r.evidenceLink(run, variant, c, capLink) }
 	rv.Overall = r.rankTable(v.Overall, link, "Overall: every operation and table of each design.", true)
 	for _, rk := range v.Overall {

@@ -85,8 +85,11 @@ func (m *Model) compileActors(errs *yamlx.Errors) {
 		// the operation evenly over the pool and is noted: every person then runs above it.
 		var ok bool
 		if a.users, ok = NewActivity(humans, act.Distribution, act.S, share); !ok {
-			m.Overdrawn = append(m.Overdrawn, fmt.Sprintf("%s: %d people at most %g an hour make %.4g/s, below the %.4g/s the peak asks of them: each makes %.4g an hour (raise population.users or max_per_hour.%s)",
-				o.Name, humans, a.perHour, float64(humans)*a.perHour/3600, rate, rate*3600/float64(humans), o.Name))
+			m.Overdrawn = append(m.Overdrawn,
+				fmt.Sprintf("%s: %d people at most %g an hour make %.4g/s, below the %.4g/s the "+
+					"peak asks of them: each makes %.4g an hour (raise population.users or "+
+					"max_per_hour.%s)",
+					o.Name, humans, a.perHour, float64(humans)*a.perHour/3600, rate, rate*3600/float64(humans), o.Name))
 		}
 		a.sessions, _ = NewActivity(humanSessions, act.Distribution, act.S, share)
 	}

@@ -303,7 +303,7 @@ func mongoTable(av *results.AnalysisVariant, coll string) *results.KeyAnalysis {
 // keys were analysed, all variants together.
 func analyzeVariants(ctx context.Context, variants []variantSpec, c *plan.Cluster, newStream func() plan.Stream, limit int64, seed uint64,
 	out []results.AnalysisVariant, counts []int64, errs []error) (keys int64) {
-	plans := make([]*design.Plan, len(variants))
+	plans := make([]*design.Compiled, len(variants))
 	for i, v := range variants {
 		plans[i] = v.Plan
 	}

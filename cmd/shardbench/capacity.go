@@ -236,7 +236,7 @@ func runCapacity(ctx context.Context, opts *CapacityOptions) error {
 		doc.Probes = append(doc.Probes, p)
 		doc.Variants = cr.answers(ans, false)
 		doc.EndedAt = opts.now()
-		if err := results.WriteCapacity(cr.out, doc); err != nil {
+		if err := results.At(cr.out).WriteCapacity(doc); err != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "shardbench: writing %s: %v\n", results.CapacityFile, err)
 		}
 	}
@@ -253,9 +253,12 @@ func runCapacity(ctx context.Context, opts *CapacityOptions) error {
 	} else if searchErr != nil {
 		doc.Interrupted = searchErr.Error()
 	} else if n := countOutcome(doc.Variants, results.CapacityIncomplete, results.CapacityUnconfirmed); n > 0 {
-		doc.Notes = append(doc.Notes, fmt.Sprintf("the search reached --max-duration %s before %d variant(s) were bracketed to the precision and confirmed: their figures are what was known then", opts.MaxDuration, n))
+		doc.Notes = append(doc.Notes,
+			fmt.Sprintf("the search reached --max-duration %s before %d variant(s) were "+
+				"bracketed to the precision and confirmed: their figures are what was known then",
+				opts.MaxDuration, n))
 	}
-	if err := results.WriteCapacity(cr.out, doc); err != nil {
+	if err := results.At(cr.out).WriteCapacity(doc); err != nil {
 		return err
 	}
 	reports.WriteCapacityText(opts.IO.Out, doc)

@@ -207,9 +207,12 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	f.Calibration = results.FidelityCalibration{Variant: calOn, File: opts.Calibration, Written: filepath.Base(calPath),
 		NetworkMS: float64(twin.network) / 1e6, Model: calibrationModel(twin.cal), Notes: twin.cal.Notes}
 	if opts.Network == 0 && calFile == nil {
-		f.Notes = append(f.Notes, fmt.Sprintf("network round trip %s: the median of trivial requests (SELECT release_version FROM system.local) to each node after the run", twin.network.Round(time.Microsecond)))
+		f.Notes = append(f.Notes,
+			fmt.Sprintf("network round trip %s: the median of trivial requests (SELECT "+
+				"release_version FROM system.local) to each node after the run",
+				twin.network.Round(time.Microsecond)))
 	}
-	if err := results.WriteFidelity(out, f); err != nil {
+	if err := results.At(out).WriteFidelity(f); err != nil {
 		return err
 	}
 	if !opts.Quiet {

@@ -131,7 +131,7 @@ func runGate(opts *GateOptions) error {
 // verdict into the exit code.
 func finishGate(io *IO, rep *results.GateReport, dir, junit string) error {
 	gate.Print(io.Out, rep)
-	if err := results.WriteGate(dir, rep); err != nil {
+	if err := results.At(dir).WriteGate(rep); err != nil {
 		fmt.Fprintf(io.ErrOut, "shardbench: warning: could not write %s: %v\n", filepath.Join(dir, results.GateFile), err)
 	}
 	if junit != "" {

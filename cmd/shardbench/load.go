@@ -47,7 +47,7 @@ type variantSpec struct {
 	Database string
 	Params   map[string]string
 	Variant  *design.Variant
-	Plan     *design.Plan
+	Plan     *design.Compiled
 }
 
 // loadRun loads a scenario and everything it refers to (designs, workloads, SLO rules),
@@ -80,7 +80,7 @@ func prepareRun(sc *scenario.Scenario) (*runInput, error) {
 	for i, v := range prep.Variants {
 		in.Variants = append(in.Variants, variantSpec{
 			Index: i, Name: v.Name, Design: v.Design.Path, Database: v.Design.DatabaseName(), Params: v.Params,
-			Variant: v, Plan: prep.Plans[i],
+			Variant: v, Plan: prep.Compiled[i],
 		})
 	}
 	if len(in.Variants) == 0 {
@@ -88,7 +88,7 @@ func prepareRun(sc *scenario.Scenario) (*runInput, error) {
 	}
 	errs.Append(checkSLO(sc, in.Ops))
 	errs.Append(checkBackendSections(sc))
-	errs.Append(sim.CheckEvents(sc, prep.Plans))
+	errs.Append(sim.CheckEvents(sc, prep.Compiled))
 	if !sc.Backends["sim"].IsZero() {
 		// The simulator's section, with its calibration file if it names one, is checked
 		// here so that validate reports it whatever backend a run will use.

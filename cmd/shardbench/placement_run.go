@@ -185,14 +185,14 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 		}
 		cluster := r.cluster
 		cluster.Live, cluster.Replication = rings[v.Name], reps[v.Name]
-		hv, placed, err := plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
+		hv, placed, err := plan.PlaceVariant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
 		fellBack := ""
 		if err != nil && cluster.Live != nil {
 			// The live ring does not fit the design (e.g. a data center it lacks): fall
 			// back to the synthetic layout, and say why.
 			fellBack = fmt.Sprintf("the live ring could not be used (%v), so ", err)
 			cluster.Live, cluster.Replication = nil, nil
-			hv, placed, err = plan.Variant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
+			hv, placed, err = plan.PlaceVariant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
 		}
 		if err != nil {
 			errs[i] = fmt.Errorf("variant %s: %w", v.Name, err)

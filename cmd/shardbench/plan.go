@@ -122,7 +122,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 // stream ([plan.Variants]), up to limit operations each (0: all).
 func (r *placementRun) placeVariants(ctx context.Context, limit int64) ([]results.HotspotsVariant, int64, error) {
 	names := make([]string, len(r.in.Variants))
-	plans := make([]*design.Plan, len(r.in.Variants))
+	plans := make([]*design.Compiled, len(r.in.Variants))
 	for i, v := range r.in.Variants {
 		names[i], plans[i] = v.Name, v.Plan
 	}

@@ -138,7 +138,7 @@ func printRunSummary(w io.Writer, s *results.Summary, dir string) {
 func writeVerdict(io *IO, dir string, quiet bool) {
 	v, err := verdict.FromDirs(dir, "", "")
 	if err == nil {
-		err = results.WriteVerdict(dir, v)
+		err = results.At(dir).WriteVerdict(v)
 	}
 	if err != nil {
 		fmt.Fprintf(io.ErrOut, "shardbench: no verdict: %v (the results are intact)\n", err)

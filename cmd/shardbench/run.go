@@ -136,9 +136,16 @@ the exit code is then 1.`,
 	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing while running")
 	opts.SpinAuto = true
-	f.Var(&spinFlag{opts}, "spin", "auto, or a duration: dispatch waits shorter than this spin instead of sleeping (precise starts for up to a core of client CPU); 0 never spins (starts up to ~1 ms late, counted as schedule lag). auto spins "+engine.DefaultSpinBelow.String()+" unless a server of the run is on this machine or it has one CPU; the choice is in summary.json")
+	f.Var(&spinFlag{opts}, "spin",
+		"auto, or a duration: dispatch waits shorter than this spin instead of sleeping (precise "+
+			"starts for up to a core of client CPU); 0 never spins (starts up to ~1 ms late, "+
+			"counted as schedule lag). auto spins "+engine.DefaultSpinBelow.String()+
+			" unless a server of the run is on this machine or it has one CPU; the choice is "+
+			"in summary.json")
 	f.BoolVar(&opts.Recreate, "recreate", false, "real databases: drop and recreate each variant's keyspace or database before the run")
-	f.BoolVar(&opts.SkipLoad, "skip-load", false, "real databases: do not load the scenario's population before measuring (reuse a database loaded by an earlier run; the results say whether it holds this population)")
+	f.BoolVar(&opts.SkipLoad, "skip-load", false,
+		"real databases: do not load the scenario's population before measuring (reuse a "+
+			"database loaded by an earlier run; the results say whether it holds this population)")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
 	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof reads it)")
 	f.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live metrics during the run on this address, e.g. :9464 (GET /metrics: Prometheus text format or OpenMetrics)")
@@ -149,7 +156,9 @@ the exit code is then 1.`,
 	f.StringVar(&opts.Shard, "shard", "", "INDEX/COUNT: be one of COUNT processes that together send the scenario's one stream, each operation once (merge their directories)")
 	f.IntVar(&opts.Shards, "shards", 0, "COUNT: as --shard, with the index from "+jobIndexEnv+" (a Kubernetes Indexed Job)")
 	f.StringVar(&opts.StartAt, "start-at", "", "RFC 3339 time every shard's schedule starts at (the run's common clock); a shard ready late sends what is due at once, counted late")
-	f.BoolVar(&opts.SetupOnly, "setup-only", false, "real databases: create each variant's schema (with --recreate: afresh) and run the load step, then exit; the setup step of a distributed run, whose shards skip it")
+	f.BoolVar(&opts.SetupOnly, "setup-only", false,
+		"real databases: create each variant's schema (with --recreate: afresh) and run the load "+
+			"step, then exit; the setup step of a distributed run, whose shards skip it")
 	return cmd
 }
 
@@ -197,7 +206,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	if shard.Count > 1 && opts.Gate != "" {
-		return usageErrorf("--gate checks a whole run, and shard %d/%d is a part of one: merge the shards' directories, then gate the merged one (shardbench merge DIR... --out ALL && shardbench gate ALL)", shard.Index, shard.Count)
+		return usageErrorf("--gate checks a whole run, and shard %d/%d is a part of one: merge "+
+			"the shards' directories, then gate the merged one (shardbench merge DIR... "+
+			"--out ALL && shardbench gate ALL)",
+			shard.Index, shard.Count)
 	}
 	if shard.Count > 1 && (opts.Recreate || opts.SetupOnly) {
 		return usageErrorf("--shard: the shards of a run share one schema, set up once before them: run the scenario with --setup-only (and --recreate) first, without --shard")

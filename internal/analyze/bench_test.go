@@ -44,14 +44,14 @@ func loadBench(b *testing.B) []benchVariant {
 	}
 	var out []benchVariant
 	for i, v := range prep.Variants {
-		pl, err := plan.NewPlacer(prep.Plans[i], &plan.Cluster{Seed: 1})
+		pl, err := plan.NewPlacer(prep.Compiled[i], &plan.Cluster{Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
 		bv := benchVariant{name: v.Name, pl: pl, ops: ops}
 		var accs []design.Access
 		for j := range ops {
-			accs = prep.Plans[i].Accesses(&ops[j], accs[:0])
+			accs = prep.Compiled[i].Accesses(&ops[j], accs[:0])
 			bv.keys += int64(len(accs))
 		}
 		out = append(out, bv)

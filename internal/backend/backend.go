@@ -140,7 +140,7 @@ type Config struct {
 	Scenario *scenario.Scenario
 	Model    *workloads.Model
 	Variant  *design.Variant
-	Plan     *design.Plan
+	Plan     *design.Compiled
 	// VariantIndex is the variant's position in the run (variants of a real run go one after
 	// another; backends may use it to name keyspaces or databases).
 	VariantIndex int
@@ -171,7 +171,7 @@ type Config struct {
 //
 // An operation with steps on two databases is unserved by a backend that drives one of
 // them: half an operation is not a measurement of it.
-func Unserved(p *design.Plan, db design.Database, backendName string) []string {
+func Unserved(p *design.Compiled, db design.Database, backendName string) []string {
 	if p == nil {
 		return nil
 	}

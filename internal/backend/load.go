@@ -195,7 +195,7 @@ func (s *loadSet) advance(from, to int64) {
 const tasksPerBatch = 4
 
 // Run loads the population of plan's tables at the options' scale.
-func (ld *PopulationLoad) Run(ctx context.Context, plan *design.Plan) (LoadResult, error) {
+func (ld *PopulationLoad) Run(ctx context.Context, plan *design.Compiled) (LoadResult, error) {
 	scale := ld.Options.Fraction()
 	res := LoadResult{Scale: scale}
 	ls, err := loaders(plan, ld.Database)
@@ -375,7 +375,7 @@ func loadSig(m *workloads.Model, l *design.Loader, i int, scale float64) string 
 
 // SkippedLoad says what a database reused with --skip-load holds: whether the load of this
 // scenario's population at this scale completed there, from the progress store.
-func SkippedLoad(ctx context.Context, store LoadStore, plan *design.Plan, db design.Database, scale float64) string {
+func SkippedLoad(ctx context.Context, store LoadStore, plan *design.Compiled, db design.Database, scale float64) string {
 	ls, err := loaders(plan, db)
 	if err != nil {
 		return "--skip-load: " + err.Error()
@@ -401,7 +401,10 @@ func SkippedLoad(ctx context.Context, store LoadStore, plan *design.Plan, db des
 	if complete == sets {
 		return fmt.Sprintf("--skip-load: the database holds this scenario's population at scale %g (all %d record sets loaded)", scale, sets)
 	}
-	return fmt.Sprintf("--skip-load: the database does not hold this scenario's population at scale %g: %d of %d record sets loaded (first missing: %s); reads of records that exist before the sale may find nothing", scale, complete, sets, missing)
+	return fmt.Sprintf("--skip-load: the database does not hold this scenario's population at "+
+		"scale %g: %d of %d record sets loaded (first missing: %s); reads of records that "+
+		"exist before the sale may find nothing",
+		scale, complete, sets, missing)
 }
 
 // LoadTable is a load as server.json shows it: per table the rows and bytes written, the
@@ -420,7 +423,7 @@ func LoadTable(r LoadResult) results.ServerTable {
 }
 
 // loaders are plan's loaders of the tables in db.
-func loaders(plan *design.Plan, db design.Database) ([]*design.Loader, error) {
+func loaders(plan *design.Compiled, db design.Database) ([]*design.Loader, error) {
 	all, err := plan.Loaders()
 	var out []*design.Loader
 	for _, l := range all {

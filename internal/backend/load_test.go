@@ -63,7 +63,7 @@ func (s *sink) write(_ context.Context, l *design.Loader, rows []backend.LoadRow
 	return nil
 }
 
-func plan(t *testing.T, designFile string) *design.Plan {
+func plan(t *testing.T, designFile string) *design.Compiled {
 	t.Helper()
 	text := `name: l
 seed: 3
@@ -82,7 +82,7 @@ designs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return prep.Plans[0]
+	return prep.Compiled[0]
 }
 
 // A load writes every record of each set once, at scale the first part of each set; an

@@ -12,7 +12,7 @@ import (
 // (documents), and the rows they returned: whether a run's reads met the data they look
 // for, which an empty database would make cheaper than any real read.
 type ReadRows struct {
-	plan  *design.Plan
+	plan  *design.Compiled
 	steps []readCount // by Step.ID
 }
 
@@ -20,7 +20,7 @@ type readCount struct{ reads, found, rows atomic.Int64 }
 
 // NewReadRows counts the reads of plan's steps; nil (counting nothing) without a plan,
 // as a connection made only to probe the server has.
-func NewReadRows(plan *design.Plan) *ReadRows {
+func NewReadRows(plan *design.Compiled) *ReadRows {
 	if plan == nil {
 		return nil
 	}

@@ -279,17 +279,24 @@ func (e *evidence) client() *results.CapacityCause {
 	if e.sum.Backend.Simulated || (e.info.MaxInFlight > 0 && maxIF >= int64(e.info.MaxInFlight)) {
 		what = fmt.Sprintf("the client's in-flight limit (load.max_in_flight %d) was reached", e.info.MaxInFlight)
 	}
-	c.Summary = fmt.Sprintf("%s: %s operations started late (schedule lag p99 %s) and %s were dropped while the servers kept up: the harness, not the design, is the limit; raise max_in_flight or add load generators",
+	c.Summary = fmt.Sprintf("%s: %s operations started late (schedule lag p99 %s) and %s were "+
+		"dropped while the servers kept up: the harness, not the design, is the limit; raise "+
+		"max_in_flight or add load generators",
 		what, countText(float64(t.late)), msText(t.lagP99), countText(float64(t.dropped)))
 	c.Evidence = append(c.Evidence,
 		results.CapacityEvidence{Source: results.SummaryFile, Figure: "late operations", Value: countText(float64(t.late)), Detail: fmt.Sprintf("of %s served", countText(float64(t.scheduled)))},
-		results.CapacityEvidence{Source: results.SummaryFile, Figure: "schedule lag p99", Value: msText(t.lagP99), Detail: fmt.Sprintf("service time p99 %s, response time p99 %s", msText(t.svcP99), msText(t.respP99))})
+		results.CapacityEvidence{Source: results.SummaryFile, Figure: "schedule lag p99",
+			Value: msText(t.lagP99),
+			Detail: fmt.Sprintf("service time p99 %s, response time p99 %s", msText(t.svcP99),
+				msText(t.respP99))})
 	if maxIF > 0 {
 		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.TimeseriesFile, Figure: "most operations in flight", Value: countText(float64(maxIF))})
 	}
 	if _, st, _ := e.peakStage(); st != nil {
 		n, _, _ := e.peakStage()
-		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.ServerFile, Figure: "busiest server stage " + n.Node + " " + st.Stage, Value: pctText(st.PeakUtilisation), Detail: "peak utilisation: below saturation"})
+		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.ServerFile,
+			Figure: "busiest server stage " + n.Node + " " + st.Stage,
+			Value:  pctText(st.PeakUtilisation), Detail: "peak utilisation: below saturation"})
 	}
 	return c
 }
@@ -429,7 +436,10 @@ func stageEvidence(n *results.ServerNode, s *results.ServerStage) results.Capaci
 		first = "saturated from " + secondsText(*s.FirstSaturatedS) + " for " + secondsText(s.SaturatedS)
 	}
 	return results.CapacityEvidence{Source: results.ServerFile, Figure: n.Node + " " + s.Stage + " stage utilisation", Value: pctText(s.PeakUtilisation),
-		Detail: fmt.Sprintf("%s; peak queue %.0f, %s requests served by %d workers, %s dropped after waiting past the timeout", first, s.PeakQueue, countText(float64(s.Requests)), s.Workers, countText(float64(s.Dropped)))}
+		Detail: fmt.Sprintf("%s; peak queue %.0f, %s requests served by %d workers, %s dropped "+
+			"after waiting past the timeout",
+			first, s.PeakQueue, countText(float64(s.Requests)), s.Workers,
+			countText(float64(s.Dropped)))}
 }
 
 // alsoSaturated names the other stages that saturated, in order, up to three.

@@ -126,7 +126,7 @@ func Judge(dir string, slo *SLO, served Served, peakFrom, peakTo time.Duration) 
 	checks := append(gate.Completeness(vrun), gate.Evaluate(slo.Rules, vrun)...)
 	rep := gate.NewReport(dir, checks, false)
 	rep.Sources = []string{slo.Source + " (capacity SLO, on the operations each design serves)"}
-	if err := results.WriteGate(dir, rep); err != nil {
+	if err := results.At(dir).WriteGate(rep); err != nil {
 		return nil, err
 	}
 	points, err := results.ReadTimeseries(dir)

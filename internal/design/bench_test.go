@@ -9,7 +9,7 @@ import (
 )
 
 // prepared returns n operations of one type and the plan's step for a target.
-func prepared(b *testing.B, file, mix, target string, n int) ([]workloads.Op, *design.Plan, []design.Access) {
+func prepared(b *testing.B, file, mix, target string, n int) ([]workloads.Op, *design.Compiled, []design.Access) {
 	b.Helper()
 	m := model(b, mixScenarioB(b, mix))
 	d := mustLoad(b, filepath.Join(designsDir, file))

@@ -9,14 +9,14 @@ import (
 	"github.com/shardbench/shardbench/workloads"
 )
 
-// stepFuncs are the compiled half of a Step: the functions a Plan calls for each
+// stepFuncs are the compiled half of a Step: the functions a Compiled calls for each
 // operation. A step compiled without a model (validation, inspection) has only when,
 // view, parts and size.
 type stepFuncs struct {
 	// when, if set, says whether the step applies to an operation (the step's when:).
 	when opCondition
 	// view, if set, derives the view of the operation that every function below acts on
-	// (the step's view:). Plan.Accesses and the Access methods apply it, once per call.
+	// (the step's view:). Compiled.Accesses and the Access methods apply it, once per call.
 	view opView
 	// parts is the step's fan-out for an operation; size its rows and bytes.
 	parts partsFunc

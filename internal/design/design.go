@@ -160,7 +160,7 @@ type Step struct {
 	// Op is the logical operation ("sessions.create") and Index the step's position.
 	Op    string
 	Index int
-	// ID numbers the steps of a Plan from 0 to Plan.NumSteps()-1, so that per-step state
+	// ID numbers the steps of a Compiled from 0 to Compiled.NumSteps()-1, so that per-step state
 	// can live in a slice indexed by it rather than in a map looked up for every access.
 	ID int
 	// Database, Target (table or collection) and Namespace (keyspace or database).
@@ -232,9 +232,9 @@ type Access struct {
 	Bytes int32
 }
 
-// Plan is a design bound to a workload model: each operation type of the model's table maps
+// Compiled is a design bound to a workload model: each operation type of the model's table maps
 // to its steps.
-type Plan struct {
+type Compiled struct {
 	Design *Design
 	Model  *workloads.Model
 	byType [][]*Step
@@ -244,8 +244,8 @@ type Plan struct {
 
 // Compile binds a design to a model's operation table. Every operation of the table must
 // be mapped by the design or listed under not_served.
-func Compile(d *Design, m *workloads.Model) (*Plan, error) {
-	p := &Plan{Design: d, Model: m, byType: make([][]*Step, len(m.Ops)), reason: make([]string, len(m.Ops))}
+func Compile(d *Design, m *workloads.Model) (*Compiled, error) {
+	p := &Compiled{Design: d, Model: m, byType: make([][]*Step, len(m.Ops)), reason: make([]string, len(m.Ops))}
 	steps, errs := d.compileAll(m)
 	for i, info := range m.Ops {
 		if opSteps, ok := steps[info.Name]; ok {
@@ -271,11 +271,11 @@ func Compile(d *Design, m *workloads.Model) (*Plan, error) {
 }
 
 // NumSteps bounds the plan's Step.ID values.
-func (p *Plan) NumSteps() int { return p.steps }
+func (p *Compiled) NumSteps() int { return p.steps }
 
 // Accesses appends the physical requests op causes to dst. It never allocates once dst
 // has capacity.
-func (p *Plan) Accesses(op *workloads.Op, dst []Access) []Access {
+func (p *Compiled) Accesses(op *workloads.Op, dst []Access) []Access {
 	for _, s := range p.byType[op.Type] {
 		c := s.c
 		if c.when != nil && !c.when(op) {
@@ -293,18 +293,18 @@ func (p *Plan) Accesses(op *workloads.Op, dst []Access) []Access {
 
 // Without is the plan less its steps on target (a table or collection): the same steps
 // otherwise, with the same IDs.
-func (p *Plan) Without(target string) *Plan {
+func (p *Compiled) Without(target string) *Compiled {
 	return p.filter(func(s *Step) bool { return s.Target == target })
 }
 
 // Only is the plan's steps on target alone, with the same IDs: what places one table that
 // several variants share.
-func (p *Plan) Only(target string) *Plan {
+func (p *Compiled) Only(target string) *Compiled {
 	return p.filter(func(s *Step) bool { return s.Target != target })
 }
 
 // filter is the plan less the steps drop reports; the operations it serves stay served.
-func (p *Plan) filter(drop func(*Step) bool) *Plan {
+func (p *Compiled) filter(drop func(*Step) bool) *Compiled {
 	q := *p
 	q.byType = make([][]*Step, len(p.byType))
 	for i, opSteps := range p.byType {
@@ -316,10 +316,10 @@ func (p *Plan) filter(drop func(*Step) bool) *Plan {
 }
 
 // Steps lists the steps of an operation type (nil when the design does not serve it).
-func (p *Plan) Steps(opType int) []*Step { return p.byType[opType] }
+func (p *Compiled) Steps(opType int) []*Step { return p.byType[opType] }
 
 // Served reports whether the design serves an operation type, and if not, why.
-func (p *Plan) Served(opType int) (bool, string) {
+func (p *Compiled) Served(opType int) (bool, string) {
 	return p.byType[opType] != nil, p.reason[opType]
 }
 

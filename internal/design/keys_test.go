@@ -61,7 +61,7 @@ func TestKeysMatchPlacementKeyBuilder(t *testing.T) {
 
 // Keys come without allocating once the buffer has grown.
 func TestAppendKeyDoesNotAllocate(t *testing.T) {
-	eachDesignPlan(t, 2, func(f string, p *design.Plan, s *workloads.Stream) {
+	eachDesignPlan(t, 2, func(f string, p *design.Compiled, s *workloads.Stream) {
 		var op workloads.Op
 		acc := make([]design.Access, 0, 64)
 		key := make([]byte, 0, 512)
@@ -85,7 +85,7 @@ func TestAppendKeyDoesNotAllocate(t *testing.T) {
 
 // eachDesignPlan compiles every design file for a model of all operations (seeded) and
 // calls f with the plan and a fresh stream of that model.
-func eachDesignPlan(t *testing.T, seed int64, f func(file string, p *design.Plan, s *workloads.Stream)) {
+func eachDesignPlan(t *testing.T, seed int64, f func(file string, p *design.Compiled, s *workloads.Stream)) {
 	t.Helper()
 	m := model(t, allOpsScenario(t, seed))
 	for _, file := range designFiles(t) {
@@ -138,7 +138,7 @@ func TestMongoShardKeyValues(t *testing.T) {
 // KeyValues gives what AppendKey and ShardKey give apart, for every step of every design,
 // including the steps that act on the guest cart's view of an operation.
 func TestKeyValuesEqualsAppendKeyAndShardKey(t *testing.T) {
-	eachDesignPlan(t, 3, func(f string, p *design.Plan, s *workloads.Stream) {
+	eachDesignPlan(t, 3, func(f string, p *design.Compiled, s *workloads.Stream) {
 		var op workloads.Op
 		var key []byte
 		var vals []workloads.Value

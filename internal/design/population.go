@@ -83,7 +83,7 @@ type Loader struct {
 // Loaders lists a loader for every table and collection the plan's steps reach that holds
 // pre-sale records (its entity has a population, and its population is not none), in the
 // order the plan's steps first reach them.
-func (p *Plan) Loaders() ([]*Loader, error) {
+func (p *Compiled) Loaders() ([]*Loader, error) {
 	var out []*Loader
 	seen := map[string]bool{}
 	next := p.steps

@@ -28,7 +28,7 @@ func TestShippedScenariosValidate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(prep.Variants) == 0 || len(prep.Plans) != len(prep.Variants) {
+			if len(prep.Variants) == 0 || len(prep.Compiled) != len(prep.Variants) {
 				t.Fatal("a shipped scenario drives at least one design")
 			}
 			m := prep.Model

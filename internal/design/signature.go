@@ -21,7 +21,7 @@ import (
 // whose targets have equal signatures access them alike, operation for operation, so a
 // sweep whose variants differ in one collection need place the others once ("" when the
 // design has no such target).
-func (p *Plan) TargetSignature(target string) string {
+func (p *Compiled) TargetSignature(target string) string {
 	t := p.sigText(target)
 	if t == "" {
 		return ""
@@ -33,7 +33,7 @@ func (p *Plan) TargetSignature(target string) string {
 // Signature is a digest of the whole design the plan runs, with the variant's parameter
 // values: two plans with equal signatures send the same statements for the same stream.
 // Where the file was read from, its positions and comments do not count.
-func (p *Plan) Signature() string {
+func (p *Compiled) Signature() string {
 	var b strings.Builder
 	canonical(&b, reflect.ValueOf(p.Design.File))
 	canonical(&b, reflect.ValueOf(p.Design.Params))
@@ -41,7 +41,7 @@ func (p *Plan) Signature() string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (p *Plan) sigText(target string) string {
+func (p *Compiled) sigText(target string) string {
 	d := p.Design
 	var b strings.Builder
 	switch {

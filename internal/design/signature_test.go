@@ -14,7 +14,7 @@ import (
 // (its TTL, its shard key, the chunk size), and only for the targets that change.
 func TestTargetSignature(t *testing.T) {
 	m := model(t, allOpsScenario(t, 1))
-	compile := func(file, text string) *design.Plan {
+	compile := func(file, text string) *design.Compiled {
 		t.Helper()
 		d, err := design.Parse(file, []byte(text))
 		if err != nil {
@@ -33,7 +33,7 @@ func TestTargetSignature(t *testing.T) {
 		}
 		return string(b)
 	}
-	same := func(a, b *design.Plan, target string, want bool) {
+	same := func(a, b *design.Compiled, target string, want bool) {
 		t.Helper()
 		sa, sb := a.TargetSignature(target), b.TargetSignature(target)
 		if sa == "" || sb == "" {

@@ -148,8 +148,8 @@ func (d *Design) ParamNames() []string {
 type Prepared struct {
 	Model    *workloads.Model
 	Variants []*Variant
-	// Plans[i] maps operations for Variants[i].
-	Plans []*Plan
+	// Compiled[i] maps operations for Variants[i].
+	Compiled []*Compiled
 }
 
 // Prepare compiles a scenario's workload and its design variants, reporting every problem
@@ -171,7 +171,7 @@ func Prepare(sc *scenario.Scenario) (*Prepared, error) {
 			errs.Append(err)
 			continue
 		}
-		p.Plans = append(p.Plans, plan)
+		p.Compiled = append(p.Compiled, plan)
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err

@@ -33,7 +33,10 @@ const DefaultSpinBelow = 2 * time.Millisecond
 func AutoSpin(variants []Variant) (spinBelow time.Duration, reason string) {
 	cpus := runtime.GOMAXPROCS(0)
 	if host := localServer(variants); host != "" {
-		return -1, fmt.Sprintf("sleeps on timers (no spin): a server of this run is on this machine (%s) and a spinning dispatcher would take a core from it; starts may be up to ~1 ms late, counted as schedule lag", host)
+		return -1, fmt.Sprintf("sleeps on timers (no spin): a server of this run is on this "+
+			"machine (%s) and a spinning dispatcher would take a core from it; starts may be "+
+			"up to ~1 ms late, counted as schedule lag",
+			host)
 	}
 	if cpus < 2 {
 		return -1, "sleeps on timers (no spin): one CPU; starts may be up to ~1 ms late, counted as schedule lag"

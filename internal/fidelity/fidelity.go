@@ -215,7 +215,10 @@ func verdict(vs []results.FidelityVariant, ranks []results.FidelityRanking, tol 
 		if !v.Placement {
 			word = "NOT within"
 		}
-		v.Lines = append(v.Lines, fmt.Sprintf("placement: every node's share of the replica requests %s %.1f pp of the servers' counters (largest difference %.2f pp, %s)", word, tol.SharePP, worst, worstAt))
+		v.Lines = append(v.Lines,
+			fmt.Sprintf("placement: every node's share of the replica requests %s %.1f pp of the "+
+				"servers' counters (largest difference %.2f pp, %s)",
+				word, tol.SharePP, worst, worstAt))
 	}
 
 	judged, within := 0, 0
@@ -244,7 +247,10 @@ func verdict(vs []results.FidelityVariant, ranks []results.FidelityRanking, tol 
 	case judged == 0:
 		v.Lines = append(v.Lines, "latency: no operation could be judged (see each row's reason)")
 	default:
-		v.Lines = append(v.Lines, fmt.Sprintf("latency: predicted p50 and p99 within %.0f%% for %d of %d operations judged (largest error %+.0f%%, %s)", 100*tol.Latency, within, judged, 100*worstErr, worstOp))
+		v.Lines = append(v.Lines,
+			fmt.Sprintf("latency: predicted p50 and p99 within %.0f%% for %d of %d operations "+
+				"judged (largest error %+.0f%%, %s)",
+				100*tol.Latency, within, judged, 100*worstErr, worstOp))
 	}
 
 	for _, r := range ranks {

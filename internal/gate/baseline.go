@@ -239,7 +239,9 @@ func compareOp(cur, old *Run, variant string, n, o *results.OpStats, opt Baselin
 		c.Value, c.BaselineValue, c.Threshold = an, ptr(ao), ao*(1-tol)
 		c.ValueText = trimFloat(an, 4)
 		c.ThresholdText = ">= " + trimFloat(ao*(1-tol), 4)
-		c.Detail = fmt.Sprintf("achieved %s of target %s (baseline %s of %s)", formatValue(UnitRate, n.AchievedRate), formatValue(UnitRate, n.TargetRate), formatValue(UnitRate, o.AchievedRate), formatValue(UnitRate, o.TargetRate))
+		c.Detail = fmt.Sprintf("achieved %s of target %s (baseline %s of %s)",
+			formatValue(UnitRate, n.AchievedRate), formatValue(UnitRate, n.TargetRate),
+			formatValue(UnitRate, o.AchievedRate), formatValue(UnitRate, o.TargetRate))
 		if an < ao*(1-tol) {
 			c.Status, c.Detail = results.GateFail, "regression: "+c.Detail
 		}

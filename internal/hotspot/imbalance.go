@@ -5,9 +5,9 @@ import (
 	"slices"
 )
 
-// SeedDeviation is the seed documents' alert rule: a node or shard whose load deviates
+// AlertDeviation is the seed documents' alert rule: a node or shard whose load deviates
 // from the mean by more than 30% (either way).
-const SeedDeviation = 0.30
+const AlertDeviation = 0.30
 
 // Imbalance describes how evenly load spreads over nodes or shards.
 type Imbalance struct {
@@ -21,7 +21,7 @@ type Imbalance struct {
 	Gini float64
 	// Deviation is, per entry, (load - mean) / mean: +0.42 is 42% above the mean.
 	Deviation []float64
-	// Over30 lists the entries with |Deviation| > SeedDeviation.
+	// Over30 lists the entries with |Deviation| > AlertDeviation.
 	Over30 []int
 }
 
@@ -48,7 +48,7 @@ func Measure(loads []float64) Imbalance {
 		d := x - im.Mean
 		ss += d * d
 		im.Deviation[i] = d / im.Mean
-		if math.Abs(im.Deviation[i]) > SeedDeviation {
+		if math.Abs(im.Deviation[i]) > AlertDeviation {
 			im.Over30 = append(im.Over30, i)
 		}
 	}

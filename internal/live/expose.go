@@ -136,7 +136,10 @@ func (r *Registry) Write(out io.Writer, f Format) error {
 		{"shardbench_operations_dropped", "Operations never started: every worker busy with on_full: drop, or an interrupt.", func(c *metrics.Counters) int64 { return c.Dropped }},
 		{"shardbench_operations_late", "Operations started more than load.late_after after their intended start.", func(c *metrics.Counters) int64 { return c.Late }},
 		{"shardbench_operations_abandoned", "Operations still running at the drain timeout.", func(c *metrics.Counters) int64 { return c.Abandoned }},
-		{"shardbench_operations_unserved", "Operations offered that the variant's design does not serve: never dispatched, counted apart (coverage, not errors).", func(c *metrics.Counters) int64 { return c.Unserved }},
+		{"shardbench_operations_unserved",
+			"Operations offered that the variant's design does not serve: never dispatched, " +
+				"counted apart (coverage, not errors).",
+			func(c *metrics.Counters) int64 { return c.Unserved }},
 	}
 	for _, c := range counters {
 		w.family(c.name, counter, c.help)

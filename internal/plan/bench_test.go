@@ -11,7 +11,7 @@ import (
 // benchVariant prepares one variant of black-friday.yaml and a pre-generated slice of its
 // operations, so the benchmark times placement and observation only (stream generation
 // has its own benchmark in workloads).
-func benchVariant(b testing.TB, design_ string) (*design.Plan, []workloads.Op) {
+func benchVariant(b testing.TB, design_ string) (*design.Compiled, []workloads.Op) {
 	b.Helper()
 	prep, sch := prepare(b, "../../scenarios/black-friday.yaml")
 	for i, v := range prep.Variants {
@@ -25,7 +25,7 @@ func benchVariant(b testing.TB, design_ string) (*design.Plan, []workloads.Op) {
 				b.Fatal("stream ended")
 			}
 		}
-		return prep.Plans[i], ops
+		return prep.Compiled[i], ops
 	}
 	b.Fatalf("no variant %s", design_)
 	return nil, nil
@@ -76,7 +76,7 @@ func BenchmarkPopulation(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := PopulationOf(prep.Model).Prepare(prep.Plans); err != nil {
+		if err := PopulationOf(prep.Model).Prepare(prep.Compiled); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -38,7 +38,7 @@ type Observer struct {
 	byName map[string]*tableStats
 	// plan holds the steps Op places: Placer.Plan's, less those of tables another
 	// variant's observer places for this one (Borrow).
-	plan     *design.Plan
+	plan     *design.Compiled
 	borrowed []borrowed
 	accs     []design.Access
 	pick     []int32

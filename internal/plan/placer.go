@@ -60,7 +60,7 @@ func (w *Where) Fingerprint() uint64 {
 // table of every sharded collection and mongos's targeting rules (MongoDB). One Placer
 // serves one goroutine; it allocates nothing per access once warm.
 type Placer struct {
-	Plan *design.Plan
+	Plan *design.Compiled
 	// Ring and Replicas: nil without a Cassandra part; Clients the data center of each
 	// operation's client on the ring.
 	Ring     *pc.Ring
@@ -107,7 +107,7 @@ type placerStep struct {
 // (see [pm.SplitByData]: a shard-key value larger than a chunk is a jumbo chunk on its
 // shard; with a monotonically increasing key every later insert lands beyond the last
 // split point, in the last chunk, as on a real cluster).
-func NewPlacer(p *design.Plan, c *Cluster) (*Placer, error) {
+func NewPlacer(p *design.Compiled, c *Cluster) (*Placer, error) {
 	pl := &Placer{Plan: p, Tables: map[string]*pm.ChunkTable{}, Loaded: map[string]*TableLoad{}, startChunks: map[string][]results.ShardChunks{}, allByT: map[*pm.ChunkTable][]int{}, primary: []int{0}}
 	d := p.Design
 	if err := pl.load(); err != nil {
@@ -397,7 +397,7 @@ func (pl *Placer) ShardOffset() int {
 }
 
 // ShareKey identifies how the placer places target's accesses: the model, target's
-// design signature ([design.Plan.TargetSignature]) and the layout that places it. Placers
+// design signature ([design.Compiled.TargetSignature]) and the layout that places it. Placers
 // with equal keys for a target place its accesses alike, operation for operation, so one
 // of them can place them for all ("" when target has no signature: never shared).
 func (pl *Placer) ShareKey(target string) string {

@@ -19,7 +19,7 @@ func analyse(t *testing.T, path string, limit int64) map[string]results.Hotspots
 	prep, sch := prepare(t, path)
 	out := map[string]results.HotspotsVariant{}
 	for i, v := range prep.Variants {
-		hv, n, err := Variant(context.Background(), v.Name, prep.Plans[i], &Cluster{Seed: 1}, func() Stream { return prep.Model.NewStream(sch) }, limit)
+		hv, n, err := PlaceVariant(context.Background(), v.Name, prep.Compiled[i], &Cluster{Seed: 1}, func() Stream { return prep.Model.NewStream(sch) }, limit)
 		if err != nil {
 			t.Fatalf("%s: %v", v.Name, err)
 		}

@@ -141,7 +141,7 @@ func (p *Population) Load(l *design.Loader, pattern pm.KeyPattern) (*TableLoad, 
 
 // Prepare loads every table of the plans at once, one goroutine per CPU, so that the
 // placers built next find them ready (each is computed once however many plans share it).
-func (p *Population) Prepare(plans []*design.Plan) error {
+func (p *Population) Prepare(plans []*design.Compiled) error {
 	type job struct {
 		l   *design.Loader
 		pat pm.KeyPattern

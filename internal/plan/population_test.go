@@ -42,7 +42,7 @@ func TestProductsKeysOverLoadedCatalog(t *testing.T) {
 		if !strings.HasPrefix(v.Name, "seed001-mongo") {
 			continue
 		}
-		hv, _, err := Variant(context.Background(), v.Name, prep.Plans[i], &Cluster{Seed: 1}, func() Stream { return prep.Model.NewStream(sch) }, 100_000)
+		hv, _, err := PlaceVariant(context.Background(), v.Name, prep.Compiled[i], &Cluster{Seed: 1}, func() Stream { return prep.Model.NewStream(sch) }, 100_000)
 		if err != nil {
 			t.Fatal(err)
 		}

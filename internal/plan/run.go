@@ -38,10 +38,10 @@ func (pl *Placer) Topology() string {
 	return ""
 }
 
-// Variant runs a whole operation stream through one variant's placement and returns its
+// PlaceVariant runs a whole operation stream through one variant's placement and returns its
 // analysis. limit > 0 stops after that many operations. ctx is checked every 64K
 // operations.
-func Variant(ctx context.Context, name string, p *design.Plan, c *Cluster, newStream func() Stream, limit int64) (results.HotspotsVariant, int64, error) {
+func PlaceVariant(ctx context.Context, name string, p *design.Compiled, c *Cluster, newStream func() Stream, limit int64) (results.HotspotsVariant, int64, error) {
 	pl, err := NewPlacer(p, c)
 	if err != nil {
 		return results.HotspotsVariant{}, 0, err

@@ -171,7 +171,7 @@ func (sc *blockScheduler) release(b int) {
 // order), with the stream generated once for all of them ([EachShared]). The results
 // are the ones Variant gives for each; a variant whose placer cannot be built is left
 // empty and its error joined to the one returned.
-func Variants(ctx context.Context, names []string, plans []*design.Plan, c *Cluster, newStream func() Stream, limit int64) ([]results.HotspotsVariant, int64, error) {
+func Variants(ctx context.Context, names []string, plans []*design.Compiled, c *Cluster, newStream func() Stream, limit int64) ([]results.HotspotsVariant, int64, error) {
 	obs := make([]*Observer, len(plans))
 	var errs []error
 	if len(plans) > 0 {
@@ -242,7 +242,7 @@ type AlikeTable struct {
 }
 
 // AlikeTables finds the tables and collections that two or more of pls place alike: the
-// same model, the same design signature ([design.Plan.TargetSignature]) and the same
+// same model, the same design signature ([design.Compiled.TargetSignature]) and the same
 // layout (ring, replication, chunk table, shards), as [Placer.ShareKey] says. One of them
 // can place and analyse such a table's accesses for all. nil entries are skipped; tables
 // come in the order the placers first reach them.
@@ -271,7 +271,7 @@ func AlikeTables(pls []*Placer) []AlikeTable {
 }
 
 // Targets lists the tables and collections p's steps reach, in the order of its steps.
-func Targets(p *design.Plan) []string {
+func Targets(p *design.Compiled) []string {
 	var out []string
 	for ty := range p.Model.Ops {
 		for _, s := range p.Steps(ty) {

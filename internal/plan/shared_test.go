@@ -19,13 +19,13 @@ func TestVariantsMatchVariant(t *testing.T) {
 	var want []any
 	for i, v := range prep.Variants {
 		names = append(names, v.Name)
-		hv, n, err := Variant(context.Background(), v.Name, prep.Plans[i], &Cluster{Seed: 1}, newStream, limit)
+		hv, n, err := PlaceVariant(context.Background(), v.Name, prep.Compiled[i], &Cluster{Seed: 1}, newStream, limit)
 		if err != nil || n != limit {
 			t.Fatalf("%s: %d operations, %v", v.Name, n, err)
 		}
 		want = append(want, hv)
 	}
-	got, n, err := Variants(context.Background(), names, prep.Plans, &Cluster{Seed: 1}, newStream, limit)
+	got, n, err := Variants(context.Background(), names, prep.Compiled, &Cluster{Seed: 1}, newStream, limit)
 	if err != nil || n != limit {
 		t.Fatalf("%d operations, %v", n, err)
 	}
@@ -44,9 +44,9 @@ func TestVariantsMatchVariant(t *testing.T) {
 func TestShareTables(t *testing.T) {
 	prep, sch := prepare(t, "../../scenarios/black-friday.yaml")
 	_ = sch
-	obs := make([]*Observer, len(prep.Plans))
+	obs := make([]*Observer, len(prep.Compiled))
 	byName := map[string]*Observer{}
-	for i, p := range prep.Plans {
+	for i, p := range prep.Compiled {
 		pl, err := NewPlacer(p, &Cluster{Seed: 1})
 		if err != nil {
 			t.Fatal(err)

@@ -297,19 +297,10 @@ type RankedVariant struct {
 	FanOut float64 `json:"fanOut,omitempty"`
 }
 
-// ReadAnalysis reads analysis.json from a results directory; (nil, nil) when absent.
-func ReadAnalysis(dir string) (*Analysis, error) {
-	path := filepath.Join(dir, AnalysisFile)
-	var a Analysis
-	found, err := readJSON(path, inputfile.Report, &a)
-	if err != nil || !found {
-		return nil, err
-	}
-	if a.Schema != AnalysisSchema {
-		return nil, unreadablef("%s: schema %s is not %q", path, quoteShort(a.Schema), AnalysisSchema)
-	}
-	return &a, nil
-}
+// ReadAnalysis loads analysis.json; it returns (nil, nil) when the directory has none.
+func ReadAnalysis(dir string) (*Analysis, error) { return readDoc[Analysis](dir, analysisDoc) }
+
+var analysisDoc = docKind{file: AnalysisFile, schema: AnalysisSchema, input: inputfile.Report}
 
 // WriteAnalysis writes analysis.json atomically.
 func (d *Dir) WriteAnalysis(a *Analysis) error {

@@ -1,14 +1,10 @@
 package results
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/shardbench/shardbench/internal/inputfile"
 )
 
 // CapacityFile holds what `shardbench capacity` found: per design variant, the largest
@@ -269,62 +265,12 @@ func (c *Capacity) Ranking() []int {
 }
 
 // ReadCapacity loads capacity.json; it returns (nil, nil) when the directory has none.
-func ReadCapacity(dir string) (*Capacity, error) {
-	path := filepath.Join(dir, CapacityFile)
-	b, err := readBounded(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var c Capacity
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if c.Schema != CapacitySchema {
-		return nil, fmt.Errorf("%s: schema %q is not %q", path, c.Schema, CapacitySchema)
-	}
-	if c.Version > CapacityVersion {
-		return nil, fmt.Errorf("%s: version %d is newer than this shardbench reads (%d)", path, c.Version, CapacityVersion)
-	}
-	return &c, nil
-}
+func ReadCapacity(dir string) (*Capacity, error) { return readDoc[Capacity](dir, capacityDoc) }
 
-// WriteCapacity writes capacity.json into dir atomically.
-func WriteCapacity(dir string, c *Capacity) error {
+var capacityDoc = docKind{file: CapacityFile, schema: CapacitySchema, version: CapacityVersion, input: inputfile.Report}
+
+// WriteCapacity writes capacity.json atomically.
+func (d *Dir) WriteCapacity(c *Capacity) error {
 	c.Schema, c.Version = CapacitySchema, CapacityVersion
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(filepath.Join(dir, CapacityFile), append(b, '\n'))
-}
-
-// capacityMaxBytes bounds what ReadCapacity reads: a search's file is tens of KB.
-const capacityMaxBytes = 64 << 20
-
-// readBounded reads a regular file of at most capacityMaxBytes.
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if st.Size() > capacityMaxBytes {
-		return nil, fmt.Errorf("%s is %d bytes, more than a capacity file can be (%d)", path, st.Size(), capacityMaxBytes)
-	}
-	b := make([]byte, st.Size())
-	n, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, err
-	}
-	return b[:n], nil
+	return d.WriteJSON(CapacityFile, c)
 }

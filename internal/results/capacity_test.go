@@ -20,7 +20,7 @@ func TestCapacityRoundTripAndRanking(t *testing.T) {
 		{Variant: "best", Outcome: CapacityAboveRange, Sustains: 32},
 		{Variant: "high", Outcome: CapacityFound, Sustains: 2.5, Breaks: 2.6},
 	}}
-	if err := WriteCapacity(dir, c); err != nil {
+	if err := At(dir).WriteCapacity(c); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadCapacity(dir)

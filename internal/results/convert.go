@@ -75,7 +75,12 @@ func convertV1(s *Summary) (map[string]bool, error) {
 		}
 		v.Totals = totals
 		dropV1Refusals(v)
-		v.Notes = append(v.Notes, fmt.Sprintf("converted on reading (summary version 1): %d operation type(s) this variant does not serve were counted as failed operations of zero latency; they are shown as not served, and the totals and time series merge the served operations only", n))
+		v.Notes = append(v.Notes,
+			fmt.Sprintf("converted on reading (summary version 1): %d operation type(s) this "+
+				"variant does not serve were counted as failed operations of zero latency; they "+
+				"are shown as not served, and the totals and time series merge the served "+
+				"operations only",
+				n))
 	}
 	s.Version = Version
 	return changed, nil

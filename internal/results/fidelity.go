@@ -1,12 +1,9 @@
 package results
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/shardbench/shardbench/internal/inputfile"
 )
 
 // FidelityFile is what `shardbench fidelity` writes into the real run's results
@@ -173,34 +170,12 @@ type FidelityVerdict struct {
 func (v FidelityVerdict) Pass() bool { return v.Placement && v.Latency && v.Ranking }
 
 // ReadFidelity loads fidelity.json; it returns (nil, nil) when the directory has none.
-func ReadFidelity(dir string) (*Fidelity, error) {
-	path := filepath.Join(dir, FidelityFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var f Fidelity
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if f.Schema != FidelitySchema {
-		return nil, fmt.Errorf("%s: schema %q is not %q", path, f.Schema, FidelitySchema)
-	}
-	if f.Version > FidelityVersion {
-		return nil, fmt.Errorf("%s: version %d is newer than this shardbench reads (%d): upgrade shardbench", path, f.Version, FidelityVersion)
-	}
-	return &f, nil
-}
+func ReadFidelity(dir string) (*Fidelity, error) { return readDoc[Fidelity](dir, fidelityDoc) }
 
-// WriteFidelity writes fidelity.json into a results directory atomically.
-func WriteFidelity(dir string, f *Fidelity) error {
+var fidelityDoc = docKind{file: FidelityFile, schema: FidelitySchema, version: FidelityVersion, input: inputfile.Report}
+
+// WriteFidelity writes fidelity.json atomically.
+func (d *Dir) WriteFidelity(f *Fidelity) error {
 	f.Schema, f.Version = FidelitySchema, FidelityVersion
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(filepath.Join(dir, FidelityFile), append(b, '\n'))
+	return d.WriteJSON(FidelityFile, f)
 }

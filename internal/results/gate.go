@@ -1,8 +1,6 @@
 package results
 
 import (
-	"encoding/json"
-	"path/filepath"
 	"time"
 
 	"github.com/shardbench/shardbench/internal/inputfile"
@@ -102,26 +100,13 @@ func (r *GateReport) Tally() {
 	}
 }
 
-// WriteGate writes gate.json into a results directory atomically.
-func WriteGate(dir string, r *GateReport) error {
+// WriteGate writes gate.json atomically.
+func (d *Dir) WriteGate(r *GateReport) error {
 	r.Schema, r.Version = GateSchema, 1
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(filepath.Join(dir, GateFile), append(b, '\n'))
+	return d.WriteJSON(GateFile, r)
 }
 
 // ReadGate loads gate.json; it returns (nil, nil) when the directory was never gated.
-func ReadGate(dir string) (*GateReport, error) {
-	path := filepath.Join(dir, GateFile)
-	var r GateReport
-	found, err := readJSON(path, inputfile.Report, &r)
-	if err != nil || !found {
-		return nil, err
-	}
-	if r.Schema != GateSchema {
-		return nil, unreadablef("%s: schema %s is not %q", path, quoteShort(r.Schema), GateSchema)
-	}
-	return &r, nil
-}
+func ReadGate(dir string) (*GateReport, error) { return readDoc[GateReport](dir, gateDoc) }
+
+var gateDoc = docKind{file: GateFile, schema: GateSchema, input: inputfile.Report}

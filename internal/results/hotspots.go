@@ -1,8 +1,6 @@
 package results
 
 import (
-	"path/filepath"
-
 	"github.com/shardbench/shardbench/internal/inputfile"
 )
 
@@ -223,18 +221,9 @@ type Imbalance struct {
 }
 
 // ReadHotspots loads hotspots.json; it returns (nil, nil) when the directory has none.
-func ReadHotspots(dir string) (*Hotspots, error) {
-	path := filepath.Join(dir, HotspotsFile)
-	var h Hotspots
-	found, err := readJSON(path, inputfile.Report, &h)
-	if err != nil || !found {
-		return nil, err
-	}
-	if h.Schema != HotspotsSchema {
-		return nil, unreadablef("%s: schema %s is not %q", path, quoteShort(h.Schema), HotspotsSchema)
-	}
-	return &h, nil
-}
+func ReadHotspots(dir string) (*Hotspots, error) { return readDoc[Hotspots](dir, hotspotsDoc) }
+
+var hotspotsDoc = docKind{file: HotspotsFile, schema: HotspotsSchema, input: inputfile.Report}
 
 // WriteHotspots writes hotspots.json atomically.
 func (d *Dir) WriteHotspots(h *Hotspots) error {

@@ -101,7 +101,10 @@ func identities(ins []*mergeInput) (ids []string, old bool, err error) {
 			continue
 		}
 		if in.asRun == nil {
-			return nil, false, fmt.Errorf("%w: %s has no scenario digest (written before shardbench recorded one) and no %s: merge cannot check that it ran the same scenario as the others", ErrMergeInput, in.dir, ScenarioFile)
+			return nil, false, fmt.Errorf("%w: %s has no scenario digest (written before "+
+				"shardbench recorded one) and no %s: merge cannot check that it ran the same "+
+				"scenario as the others",
+				ErrMergeInput, in.dir, ScenarioFile)
 		}
 		var b strings.Builder
 		for _, line := range strings.SplitAfter(string(in.asRun), "\n") {
@@ -132,7 +135,9 @@ func checkShards(ins []*mergeInput, partial bool) (*mergePlan, error) {
 		case s.Scenario.Seed != f.Scenario.Seed:
 			return nil, fmt.Errorf("%w: %s ran seed %d and %s seed %d: the shards of one run split one stream, so they share the seed", ErrMergeInput, first.dir, f.Scenario.Seed, in.dir, s.Scenario.Seed)
 		case sh.StartAt != f.Shard.StartAt:
-			return nil, fmt.Errorf("%w: %s started at %s and %s at %s: shards of one run share --start-at (these look like shards of different runs)", ErrMergeInput, first.dir, orNone(f.Shard.StartAt), in.dir, orNone(sh.StartAt))
+			return nil, fmt.Errorf("%w: %s started at %s and %s at %s: shards of one run share "+
+				"--start-at (these look like shards of different runs)",
+				ErrMergeInput, first.dir, orNone(f.Shard.StartAt), in.dir, orNone(sh.StartAt))
 		case s.Tool.Version != f.Tool.Version:
 			return nil, fmt.Errorf("%w: %s was written by shardbench %s and %s by %s: shards must run one build, or their streams may differ", ErrMergeInput, first.dir, f.Tool.Version, in.dir, s.Tool.Version)
 		}
@@ -184,7 +189,9 @@ func checkRepeats(ins []*mergeInput, partial bool) (*mergePlan, error) {
 	}
 	if len(noHot) > 0 && len(withHot) > 0 {
 		if !partial {
-			return nil, fmt.Errorf("%w: %s ha%s no hot-partition analysis (hotspots.json) and %s ha%s one: the merged analysis would cover only some runs (--partial merges anyway and marks the result incomplete)",
+			return nil, fmt.Errorf("%w: %s ha%s no hot-partition analysis (hotspots.json) and %s "+
+				"ha%s one: the merged analysis would cover only some runs (--partial merges "+
+				"anyway and marks the result incomplete)",
 				ErrMergeInput, strings.Join(noHot, ", "), has(len(noHot)), strings.Join(withHot, ", "), has(len(withHot)))
 		}
 		p.missing = append(p.missing, "the hot-partition analysis of "+strings.Join(noHot, ", "))

@@ -1,8 +1,6 @@
 package results
 
 import (
-	"path/filepath"
-
 	"github.com/shardbench/shardbench/internal/inputfile"
 )
 
@@ -103,18 +101,9 @@ type ServerSeries struct {
 }
 
 // ReadServer loads server.json; it returns (nil, nil) when the directory has none.
-func ReadServer(dir string) (*ServerReport, error) {
-	path := filepath.Join(dir, ServerFile)
-	var r ServerReport
-	found, err := readJSON(path, inputfile.Server, &r)
-	if err != nil || !found {
-		return nil, err
-	}
-	if r.Schema != ServerSchema {
-		return nil, unreadablef("%s: schema %s is not %q", path, quoteShort(r.Schema), ServerSchema)
-	}
-	return &r, nil
-}
+func ReadServer(dir string) (*ServerReport, error) { return readDoc[ServerReport](dir, serverDoc) }
+
+var serverDoc = docKind{file: ServerFile, schema: ServerSchema, input: inputfile.Server}
 
 // WriteServer writes server.json atomically.
 func (d *Dir) WriteServer(r *ServerReport) error {

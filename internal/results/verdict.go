@@ -1,12 +1,6 @@
 package results
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-)
+import "github.com/shardbench/shardbench/internal/inputfile"
 
 // VerdictFile holds the verdict of a run: the designs ranked for the scenario, overall
 // and per entity, on every criterion the results measure, and each seed claim the
@@ -130,34 +124,12 @@ func (r *VerdictRank) Criterion(name string) *Criterion {
 }
 
 // ReadVerdict loads verdict.json; it returns (nil, nil) when the directory has none.
-func ReadVerdict(dir string) (*Verdict, error) {
-	path := filepath.Join(dir, VerdictFile)
-	b, err := readBounded(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var v Verdict
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if v.Schema != VerdictSchema {
-		return nil, fmt.Errorf("%s: schema %q is not %q", path, v.Schema, VerdictSchema)
-	}
-	if v.Version > VerdictVersion {
-		return nil, fmt.Errorf("%s: version %d is newer than this shardbench reads (%d)", path, v.Version, VerdictVersion)
-	}
-	return &v, nil
-}
+func ReadVerdict(dir string) (*Verdict, error) { return readDoc[Verdict](dir, verdictDoc) }
 
-// WriteVerdict writes verdict.json into dir atomically.
-func WriteVerdict(dir string, v *Verdict) error {
+var verdictDoc = docKind{file: VerdictFile, schema: VerdictSchema, version: VerdictVersion, input: inputfile.Report}
+
+// WriteVerdict writes verdict.json atomically.
+func (d *Dir) WriteVerdict(v *Verdict) error {
 	v.Schema, v.Version = VerdictSchema, VerdictVersion
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(filepath.Join(dir, VerdictFile), append(b, '\n'))
+	return d.WriteJSON(VerdictFile, v)
 }

@@ -63,6 +63,10 @@ func Create(path string) (*Dir, error) {
 	return &Dir{Path: path, ts: f, tw: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
+// At is the results directory at path as it stands, for adding one document to it
+// (gate.json, capacity.json, verdict.json, fidelity.json) after the run wrote it.
+func At(path string) *Dir { return &Dir{Path: path} }
+
 // WriteFile writes a file inside the directory atomically (temp file + rename), so a
 // reader never sees a half-written file even if the run is killed mid-write.
 func (d *Dir) WriteFile(name string, data []byte) error {

@@ -296,14 +296,14 @@ func TestFromDirs(t *testing.T) {
 	os.MkdirAll(capDir, 0o755)
 	c := &results.Capacity{Variants: []results.CapacityVariant{capVariant("seed000", 2, 2.1, results.CapacityFound)}}
 	c.Scenario.Name = "products-hot-category"
-	if err := results.WriteCapacity(capDir, c); err != nil {
+	if err := results.At(capDir).WriteCapacity(c); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := FromDirs(d.Path, "", capDir); err == nil || !strings.Contains(err.Error(), "not of black-friday") {
 		t.Errorf("a capacity search of another scenario: %v", err)
 	}
 	c.Scenario.Name = "black-friday"
-	results.WriteCapacity(capDir, c)
+	results.At(capDir).WriteCapacity(c)
 	v, err := FromDirs(d.Path, "", capDir)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +311,7 @@ func TestFromDirs(t *testing.T) {
 	if cr := v.Overall[0].Criterion(results.CriterionCapacity); cr.Status != results.VerdictPass || cr.Value != 2 {
 		t.Errorf("capacity from the search: %+v", cr)
 	}
-	if err := results.WriteVerdict(d.Path, v); err != nil {
+	if err := d.WriteVerdict(v); err != nil {
 		t.Fatal(err)
 	}
 	back, err := results.ReadVerdict(d.Path)

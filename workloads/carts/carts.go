@@ -152,7 +152,9 @@ var Meta = &workloads.Meta{
 	ItemKey: "product_id",
 	Knobs: []workloads.Knob{
 		{Name: "max_items", Default: 100, Min: 1, Max: 255, Doc: "items a cart can hold (seed 000: about 100)"},
-		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of cart operations in recently created sessions (by age, mean 2,000 sessions: created during the run, or before it while the run has created fewer)"},
+		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1,
+			Doc: "share of cart operations in recently created sessions (by age, mean 2,000 " +
+				"sessions: created during the run, or before it while the run has created fewer)"},
 		{Name: "ttl_days", Default: 7, Min: 0.01, Max: 3650, Doc: "cart lifetime after the last update (expires_at)"},
 	},
 	Owner:      owner,

@@ -34,9 +34,16 @@ var Meta = &workloads.Meta{
 	Description: "catalog: product page with stock per zone, category listing by price range, popular products, stock decrement",
 	Ops: []workloads.OpSpec{
 		{Name: "product_read", Action: workloads.Get, Binds: productBinds, Doc: "a product page, with the stock of the reader's zone", PerHour: workloads.PacePage, Bots: true},
-		{Name: "category_listing", Action: workloads.List, Binds: []string{"category", "category_id"}, Range: "price", Doc: "a page of a category, filtered by a price range", PerHour: workloads.PacePage, Bots: true},
-		{Name: "popular", Action: workloads.List, Binds: []string{"category", "category_id", "session_id"}, Doc: "the most popular products of a category, or of the whole store", PerHour: workloads.PacePage, Bots: true},
-		{Name: "stock_decrement", Action: workloads.Decrement, Binds: productBinds, Sets: []string{"stock", "updated_at"}, Doc: "units sold leave a zone's stock (must not oversell)", PerHour: workloads.PaceOrderItems},
+		{Name: "category_listing", Action: workloads.List, Binds: []string{"category",
+			"category_id"}, Range: "price", Doc: "a page of a category, filtered by a price range",
+			PerHour: workloads.PacePage, Bots: true},
+		{Name: "popular", Action: workloads.List, Binds: []string{"category", "category_id",
+			"session_id"}, Doc: "the most popular products of a category, or of the whole store",
+			PerHour: workloads.PacePage, Bots: true},
+		{Name: "stock_decrement", Action: workloads.Decrement, Binds: productBinds,
+			Sets:    []string{"stock", "updated_at"},
+			Doc:     "units sold leave a zone's stock (must not oversell)",
+			PerHour: workloads.PaceOrderItems},
 	},
 	Fields: []workloads.Field{
 		workloads.ProductID("product_id"),
@@ -151,11 +158,16 @@ var Meta = &workloads.Meta{
 	Knobs: []workloads.Knob{
 		// Seed 001, task 8 §1.1: getShardDistribution of products shows 8.2 GB for 520,000
 		// documents on one shard, 2.5 GB for 150,000 on another: about 16 KB a product.
-		{Name: "attributes_bytes", Default: 15000, Min: 16, Max: 1 << 20, Doc: "bytes of a product's specifications (attributes): with its other fields about 16 KB a product, as seed 001 task 8's shard distribution (8.2 GB for 520,000 products)"},
+		{Name: "attributes_bytes", Default: 15000, Min: 16, Max: 1 << 20,
+			Doc: "bytes of a product's specifications (attributes): with its other fields about " +
+				"16 KB a product, as seed 001 task 8's shard distribution (8.2 GB for 520,000 " +
+				"products)"},
 		{Name: "page_size", Default: 24, Min: 1, Max: 10000, Doc: "rows of a category listing page"},
 		{Name: "popular_rows", Default: 20, Min: 1, Max: 10000, Doc: "rows of a popular-products read"},
 		{Name: "popular_global_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of popular reads of the store-wide top (else a category's)"},
-		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of catalog operations in recently created sessions (by age, mean 2,000 sessions: created during the run, or before it while the run has created fewer)"},
+		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1,
+			Doc: "share of catalog operations in recently created sessions (by age, mean 2,000 " +
+				"sessions: created during the run, or before it while the run has created fewer)"},
 	},
 	Population: population,
 	Expansions: expansions,

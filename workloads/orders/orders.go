@@ -86,7 +86,9 @@ var Meta = &workloads.Meta{
 	},
 	Knobs: []workloads.Knob{
 		{Name: "items_mean", Default: 1.8, Min: 1, Max: 50, Doc: "mean items per placed order"},
-		{Name: "recent_share", Default: 0.5, Min: 0, Max: 1, Doc: "share of read/status_change on recently placed orders (by age, mean 5,000 orders: placed during the run, or historic while the run has placed fewer)"},
+		{Name: "recent_share", Default: 0.5, Min: 0, Max: 1,
+			Doc: "share of read/status_change on recently placed orders (by age, mean 5,000 " +
+				"orders: placed during the run, or historic while the run has placed fewer)"},
 		{Name: "history_months", Default: 12, Min: 1, Max: 120, Doc: "months history_all covers"},
 		{Name: "history_limit", Default: 50, Min: 1, Max: 100000, Doc: "rows read by history reads"},
 		{Name: "period_limit", Default: 100, Min: 1, Max: 1000000, Doc: "rows read by list_by_period (one page)"},

@@ -83,7 +83,10 @@ var Meta = &workloads.Meta{
 			func(m *workloads.Model, dst []byte, op *workloads.Op) []byte { return m.AppendSessionData(dst, op) }),
 	},
 	Knobs: []workloads.Knob{
-		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1, Doc: "share of touch/read/expire acting on recently created sessions (by age, mean 2,000 sessions: created during the run, or before it while the run has created fewer)"},
+		{Name: "recent_share", Default: 0.3, Min: 0, Max: 1,
+			Doc: "share of touch/read/expire acting on recently created sessions (by age, mean " +
+				"2,000 sessions: created during the run, or before it while the run has created " +
+				"fewer)"},
 		{Name: "ttl_hours", Default: 24, Min: 0.01, Max: 24 * 365, Doc: "session lifetime after the last activity (expires_at)"},
 		{Name: "list_limit", Default: 10, Min: 1, Max: 10000, Doc: "rows read by list_by_user"},
 	},

@@ -324,7 +324,11 @@ func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome
 		a := &acc[i]
 		if a.Step.Database != design.Cassandra {
 			b.foreign.Add(1)
-			return backend.Outcome{Class: metrics.Client, Err: fmt.Errorf("internal error (please report): %s step %d runs on %s, yet the cassandra backend was given the operation (the engine does not dispatch what a backend does not serve)", a.Step.Op, a.Step.Index, a.Step.Database)}
+			return backend.Outcome{Class: metrics.Client,
+				Err: fmt.Errorf("internal error (please report): %s step %d runs on %s, yet the "+
+					"cassandra backend was given the operation (the engine does not dispatch "+
+					"what a backend does not serve)",
+					a.Step.Op, a.Step.Index, a.Step.Database)}
 		}
 		if j := batchEnd(acc, i); j-i > 1 {
 			if err := b.runBatch(ctx, acc[i:j], op); err != nil {

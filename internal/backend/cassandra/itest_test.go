@@ -87,7 +87,7 @@ func openVariant(t *testing.T, prep *design.Prepared, sc *scenario.Scenario, i i
 			t.Log(log.String())
 		}
 	})
-	b, err := Open(context.Background(), backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[i], Plan: prep.Plans[i],
+	b, err := Open(context.Background(), backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[i], Plan: prep.Compiled[i],
 		VariantIndex: i, Target: targetOf(hosts), Recreate: true, Log: &log, Options: sc.Backends["cassandra"]})
 	if err != nil {
 		t.Fatalf("Open %s: %v", prep.Variants[i].Name, err)
@@ -143,7 +143,7 @@ func drive(t *testing.T, b *Backend, prep *design.Prepared, sc *scenario.Scenari
 const casTimeout = metrics.Class(metrics.NumClasses)
 
 // hasLWTStep reports whether an operation runs a lightweight transaction.
-func hasLWTStep(p *design.Plan, op *workloads.Op) bool {
+func hasLWTStep(p *design.Compiled, op *workloads.Op) bool {
 	for _, s := range p.Steps(int(op.Type)) {
 		if s.Kind == design.LWT {
 			return true
@@ -153,7 +153,7 @@ func hasLWTStep(p *design.Plan, op *workloads.Op) bool {
 }
 
 // hasMongoStep reports whether an operation of a mixed design has a MongoDB step.
-func hasMongoStep(p *design.Plan, op *workloads.Op) bool {
+func hasMongoStep(p *design.Compiled, op *workloads.Op) bool {
 	for _, s := range p.Steps(int(op.Type)) {
 		if s.Database == design.MongoDB {
 			return true
@@ -174,7 +174,7 @@ func TestEveryCassandraDesign(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			prep, sc := scenarioWith(t, "", designEntry(f))
 			b := openVariant(t, prep, sc, 0, hosts)
-			plan := prep.Plans[0]
+			plan := prep.Compiled[0]
 			// What the engine dispatches: the operations this backend serves.
 			unserved := backend.Unserved(plan, design.Cassandra, "cassandra")
 			served := func(op *workloads.Op) bool { return unserved == nil || unserved[op.Type] == "" }
@@ -244,7 +244,7 @@ func TestEveryCassandraDesign(t *testing.T) {
 func checkTokens(t *testing.T, b *Backend, prep *design.Prepared, sc *scenario.Scenario) []string {
 	t.Helper()
 	ctx := context.Background()
-	plan := prep.Plans[0]
+	plan := prep.Compiled[0]
 	perStep := map[*design.Step]int{}
 	var shapes []string
 	st := prep.Model.NewStream(schedule.New(sc))

@@ -172,8 +172,14 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 		if len(missing) > 0 {
 			sv.Notes = append(sv.Notes, "nodes that did not answer before or after the run, left out of the per-node tables: "+strings.Join(slices.Compact(missing), "; "))
 		}
-		st := results.ServerTable{Title: "per node and table after the run (system_views: coordinator_read/write_latency, max_partition_size, disk_usage, rows_per_read; system.size_estimates)", Subject: "nodes",
-			Columns: []string{"node", "table", "coordinated reads", "coordinated writes", "largest partition MiB", "disk MiB", "rows per read p99", "estimated partitions", "mean partition bytes"}, Numeric: []bool{false, false, true, true, true, true, true, true, true}}
+		st := results.ServerTable{Title: "per node and table after the run (system_views: " +
+			"coordinator_read/write_latency, max_partition_size, disk_usage, rows_per_read; " +
+			"system.size_estimates)",
+			Subject: "nodes",
+			Columns: []string{"node", "table", "coordinated reads", "coordinated writes",
+				"largest partition MiB", "disk MiB", "rows per read p99", "estimated partitions",
+				"mean partition bytes"},
+			Numeric: []bool{false, false, true, true, true, true, true, true, true}}
 		var localWrites int64
 		for _, n := range nodes {
 			for _, t := range slices.Sorted(maps.Keys(after.tables[n])) {
@@ -184,12 +190,19 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 				if a.estPartitions > 0 {
 					meanBytes = a.estBytes / a.estPartitions
 				}
-				st.Rows = append(st.Rows, []string{n, t, itoa(a.coordReads - p.coordReads), itoa(a.coordWrites - p.coordWrites), itoa(a.maxPartitionMiB), itoa(a.diskMiB), strconv.FormatFloat(a.rowsP99, 'f', 0, 64), itoa(a.estPartitions), itoa(meanBytes)})
+				st.Rows = append(st.Rows, []string{n, t, itoa(a.coordReads - p.coordReads),
+					itoa(a.coordWrites - p.coordWrites), itoa(a.maxPartitionMiB), itoa(a.diskMiB),
+					strconv.FormatFloat(a.rowsP99, 'f', 0, 64), itoa(a.estPartitions),
+					itoa(meanBytes)})
 			}
 		}
 		lt.Note = "p99 ms is each node's local latency percentile as system_views reports it (a decaying recent window, not this run alone)"
 		sv.Tables = append(sv.Tables, lt)
-		st.Note = "sizes are whole MiB as the views round them: 0 means under 1 MiB; memtables not yet flushed are not on disk. Estimates come from system.size_estimates, which each node refreshes every 5 minutes by default (size_estimates_update_interval) from flushed SSTables: after a short run they are 0 or stale"
+		st.Note = "sizes are whole MiB as the views round them: 0 means under 1 MiB; memtables " +
+			"not yet flushed are not on disk. Estimates come from system.size_estimates, " +
+			"which each node refreshes every 5 minutes by default " +
+			"(size_estimates_update_interval) from flushed SSTables: after a short run they " +
+			"are 0 or stale"
 		sv.Tables = append(sv.Tables, st)
 		// Each write a coordinator sends should be applied by RF replicas.
 		if w := b.statements.Load(); w > 0 && localWrites == 0 && b.writeSteps() {

@@ -102,7 +102,9 @@ func (b *Backend) createSchema(ctx context.Context, s *gocql.Session) error {
 			}
 		}
 		if len(missing) > 0 {
-			return &UsageError{fmt.Errorf("design %s replicates to data centre(s) %s, which cluster %s does not have (it has %s): set backends.cassandra.replication, e.g. {class: NetworkTopologyStrategy, %s: 3}",
+			return &UsageError{fmt.Errorf("design %s replicates to data centre(s) %s, which "+
+				"cluster %s does not have (it has %s): set backends.cassandra.replication, "+
+				"e.g. {class: NetworkTopologyStrategy, %s: 3}",
 				d.Name, strings.Join(missing, ", "), b.target.redacted, strings.Join(dcs(b.peers), ", "), b.localDC)}
 		}
 	}

@@ -232,9 +232,14 @@ func CheckShardKeys(ctx context.Context, cfg backend.Config, o CheckOptions) (*C
 	if lr.FirstFailure != "" {
 		first = "; first failure: " + lr.FirstFailure
 	}
-	note("load: the first %d operations of the stream ran their MongoDB steps (inserts, updates, reads) on %s: %d requests in %s, %d failed, %d duplicates%s", lr.Ops, b.dbName, lr.Writes, lr.Took.Round(time.Millisecond), lr.Failed, lr.Expected, first)
+	note("load: the first %d operations of the stream ran their MongoDB steps (inserts, updates, "+
+		"reads) on %s: %d requests in %s, %d failed, %d duplicates%s",
+		lr.Ops, b.dbName, lr.Writes, lr.Took.Round(time.Millisecond), lr.Failed, lr.Expected, first)
 	if sampling > 0 {
-		note("the server samples at most %g queries per second (configureQueryAnalyzer), so its readDistribution and writeDistribution describe a sample of the load, and never its inserts", o.SamplesPerSecond)
+		note("the server samples at most %g queries per second (configureQueryAnalyzer), so its "+
+			"readDistribution and writeDistribution describe a sample of the load, and never "+
+			"its inserts",
+			o.SamplesPerSecond)
 	}
 
 	deadline := time.Now().Add(o.SampleWait)

@@ -159,7 +159,9 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 // newBackend is a backend not yet connected; each operation is bounded by the scenario's
 // load.timeout (default 5s).
 func newBackend(cfg backend.Config, o Options, t target, onCommand func(*event.CommandStartedEvent)) *Backend {
-	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand), colls: map[*design.Step]*mongo.Collection{}, reads: backend.NewReadRows(cfg.Plan), log: backend.NewLog(cfg.Log, "mongo", t.secrets)}
+	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand),
+		colls: map[*design.Step]*mongo.Collection{}, reads: backend.NewReadRows(cfg.Plan),
+		log: backend.NewLog(cfg.Log, "mongo", t.secrets)}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
 		b.timeout = cfg.Scenario.Load.Timeout
@@ -320,7 +322,11 @@ func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome
 		a := &acc[i]
 		if a.Step.Database != design.MongoDB {
 			b.foreign.Add(1)
-			return backend.Outcome{Class: metrics.Client, Err: fmt.Errorf("internal error (please report): %s step %d runs on %s, yet the mongo backend was given the operation (the engine does not dispatch what a backend does not serve)", a.Step.Op, a.Step.Index, a.Step.Database)}
+			return backend.Outcome{Class: metrics.Client,
+				Err: fmt.Errorf("internal error (please report): %s step %d runs on %s, yet the "+
+					"mongo backend was given the operation (the engine does not dispatch what a "+
+					"backend does not serve)",
+					a.Step.Op, a.Step.Index, a.Step.Database)}
 		}
 		if b.routing != nil {
 			b.routing.attribute(a, op)

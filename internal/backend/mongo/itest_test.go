@@ -88,7 +88,7 @@ func configFor(t *testing.T, prep *design.Prepared, sc *scenario.Scenario, uri s
 			t.Log(log.String())
 		}
 	})
-	return backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[0], Plan: prep.Plans[0], Target: uri, Recreate: true, Log: &log, Options: sc.Backends["mongo"]}
+	return backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[0], Plan: prep.Compiled[0], Target: uri, Recreate: true, Log: &log, Options: sc.Backends["mongo"]}
 }
 
 // Every MongoDB design's collections and indexes are created on FerretDB; what it cannot
@@ -107,7 +107,7 @@ func TestSetupOfEveryMongoDesign(t *testing.T) {
 				t.Fatalf("deployment %+v, want ferretdb", b.Deployment())
 			}
 			notes := strings.Join(b.Notes(), "\n")
-			mg := prep.Plans[0].Design.MongoDB
+			mg := prep.Compiled[0].Design.MongoDB
 			names := listCollections(t, uri, b.Database())
 			for i := range mg.Collections {
 				c := mg.Collections[i]

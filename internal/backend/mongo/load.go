@@ -64,7 +64,10 @@ func (b *Backend) load(ctx context.Context) error {
 // (the run's attribution uses them); elsewhere there are none, and the results say so.
 func (b *Backend) afterLoad(ctx context.Context) {
 	if !b.dep.IsMongos() || b.routing == nil {
-		b.chunkNote = fmt.Sprintf("%s is not a mongos: its collections are not sharded, so there are no chunks (config.chunks) to show after the load; the plan's chunk tables are computed client-side", b.dep)
+		b.chunkNote = fmt.Sprintf("%s is not a mongos: its collections are not sharded, so there "+
+			"are no chunks (config.chunks) to show after the load; the plan's chunk tables "+
+			"are computed client-side",
+			b.dep)
 		b.log.Note("%s", b.chunkNote)
 		return
 	}

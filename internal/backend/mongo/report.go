@@ -187,7 +187,9 @@ func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.D
 	}
 	// Collections.
 	if len(after.colls) > 0 {
-		t := results.ServerTable{Title: "collections after the run ($collStats)", Columns: []string{"collection", "shard", "documents", "data bytes", "storage bytes", "reads", "read mean ms", "writes", "write mean ms"},
+		t := results.ServerTable{Title: "collections after the run ($collStats)",
+			Columns: []string{"collection", "shard", "documents", "data bytes", "storage bytes",
+				"reads", "read mean ms", "writes", "write mean ms"},
 			Numeric: []bool{false, false, true, true, true, true, true, true, true}}
 		latency := false
 		for _, c := range after.colls {

@@ -20,7 +20,7 @@ import (
 // agrees with hashing the key directly; a read without the shard key is a broadcast.
 func TestRoutingAttributesAccessesToShards(t *testing.T) {
 	prep, sc := loadSmoke(t, "seed001-mongo.yaml")
-	plan := prep.Plans[0]
+	plan := prep.Compiled[0]
 
 	// carts {owner_key: "hashed"} on two shards, split at hash 0: rows as config.chunks has them.
 	var rows []pm.ChunkRow
@@ -125,7 +125,7 @@ func BenchmarkOrderCommandToBSON(b *testing.B) {
 	var op workloads.Op
 	for st.Next(&op) && int(op.Type) != want {
 	}
-	acc := prep.Plans[0].Accesses(&op, nil)
+	acc := prep.Compiled[0].Accesses(&op, nil)
 	conv := converter{}
 	b.ReportAllocs()
 	for b.Loop() {

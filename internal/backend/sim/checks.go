@@ -19,7 +19,7 @@ import (
 // an event the run records as failed. Names are those the simulator uses: a Cassandra
 // node ("dc1-n3", or its 1-based index), a MongoDB shard ("shard1", its primary) or
 // member ("shard1-m2").
-func CheckEvents(sc *scenario.Scenario, plans []*design.Plan) yamlx.Errors {
+func CheckEvents(sc *scenario.Scenario, plans []*design.Compiled) yamlx.Errors {
 	var errs yamlx.Errors
 	if len(sc.Events) == 0 || len(plans) == 0 {
 		return nil
@@ -179,6 +179,8 @@ func CheckMemory(sc *scenario.Scenario) error {
 	}
 	pos, path := sc.Load.Loc.At("timeout")
 	return yamlx.Errors{{Pos: pos, Path: path, Msg: fmt.Sprintf(
-		"the simulator keeps each operation until it completes or times out: at the peak of %g ops/s with a timeout of %s it may hold %.3g operations, over the %d it can (lower the rate, --rate-scale, or load.timeout)",
+		"the simulator keeps each operation until it completes or times out: at the peak of %g "+
+			"ops/s with a timeout of %s it may hold %.3g operations, over the %d it can "+
+			"(lower the rate, --rate-scale, or load.timeout)",
 		peak, yamlx.FormatDuration(sc.Load.Timeout), held, maxHeld)}}
 }

@@ -178,8 +178,15 @@ func Fit(ctx context.Context, in FitInput) (*Calibration, error) {
 	}
 	if f.dbs["mongodb"] {
 		m := f.opt.MongoDB
-		cal.MongoDB = &MongoModel{Find: m.Find.Round(100 * time.Nanosecond), Doc: m.Doc.Round(10 * time.Nanosecond),
-			Scan: m.Scan.Round(time.Microsecond), Examine: m.Examine.Round(10 * time.Nanosecond), Write: m.Write.Round(100 * time.Nanosecond), Update: m.Update.Round(100 * time.Nanosecond), Apply: m.Apply.Round(100 * time.Nanosecond)}
+		cal.MongoDB = &MongoModel{
+			Find:    m.Find.Round(100 * time.Nanosecond),
+			Doc:     m.Doc.Round(10 * time.Nanosecond),
+			Scan:    m.Scan.Round(time.Microsecond),
+			Examine: m.Examine.Round(10 * time.Nanosecond),
+			Write:   m.Write.Round(100 * time.Nanosecond),
+			Update:  m.Update.Round(100 * time.Nanosecond),
+			Apply:   m.Apply.Round(100 * time.Nanosecond),
+		}
 	}
 	cal.Notes = append(cal.Notes, fmt.Sprintf("%d trial simulations of up to %d operations per variant; network round trip %s kept (not fitted)", f.trials, f.in.Limit, base.Network))
 	return cal, nil
@@ -273,7 +280,7 @@ func (f *fitter) pick(cal *Calibration) error {
 		if _, ok := f.kind[m.Op]; !ok {
 			continue
 		}
-		if ok, _ := f.in.Prepared.Plans[vi].Served(f.in.Prepared.Model.OpIndex(m.Op)); !ok {
+		if ok, _ := f.in.Prepared.Compiled[vi].Served(f.in.Prepared.Model.OpIndex(m.Op)); !ok {
 			continue // the design does not serve it: its "service time" is an instant refusal
 		}
 		if m.Count < minFitCount || m.Mean <= 0 {
@@ -421,7 +428,7 @@ func (f *fitter) simulate(ctx context.Context, withP99 bool) (map[key]*simStat, 
 	sched := schedule.New(f.in.Scenario)
 	for _, vi := range f.vars {
 		v := f.in.Prepared.Variants[vi]
-		cfg := backend.Config{Scenario: f.in.Scenario, Model: f.in.Prepared.Model, Variant: v, Plan: f.in.Prepared.Plans[vi], VariantIndex: vi}
+		cfg := backend.Config{Scenario: f.in.Scenario, Model: f.in.Prepared.Model, Variant: v, Plan: f.in.Prepared.Compiled[vi], VariantIndex: vi}
 		o := f.opt
 		if f.in.Adjust != nil {
 			f.in.Adjust(v.Name, &o)

@@ -60,7 +60,7 @@ func (s *Simulator) Share(_ context.Context, members []backend.Virtual, newSourc
 	if len(sims) < 2 || changesLayout(s.cfg.Scenario.Events) {
 		return nil
 	}
-	plans := make([]*design.Plan, len(sims))
+	plans := make([]*design.Compiled, len(sims))
 	for i, x := range sims {
 		plans[i] = x.cfg.Plan
 	}
@@ -104,7 +104,7 @@ type cohort struct {
 // placer and observer are its own (a member's serve that member's goroutine), used one
 // block at a time by whichever member reaches the block first.
 type sharedTable struct {
-	plan   *design.Plan // the first member's plan, its steps on target only
+	plan   *design.Compiled // the first member's plan, its steps on target only
 	placer *plan.Placer
 	obs    *plan.Observer
 	acc    []design.Access

@@ -47,7 +47,7 @@ func simulateGroup(t *testing.T, sc *scenario.Scenario, variants []string, n int
 		if i < 0 {
 			t.Fatalf("%s has no variant %s", sc.File, name)
 		}
-		s, err := Open(context.Background(), backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[i], Plan: prep.Plans[i], VariantIndex: i})
+		s, err := Open(context.Background(), backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[i], Plan: prep.Compiled[i], VariantIndex: i})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,10 +194,10 @@ func TestHotspotsOfTheOfferedStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	var plans []*design.Plan
+	var plans []*design.Compiled
 	for _, name := range variants {
 		i := slices.IndexFunc(prep.Variants, func(v *design.Variant) bool { return v.Name == name })
-		names, plans = append(names, name), append(plans, prep.Plans[i])
+		names, plans = append(names, name), append(plans, prep.Compiled[i])
 	}
 	newStream := func() plan.Stream { return &limited{src: prep.Model.NewStream(schedule.New(sc)), n: n} }
 	want, _, err := plan.Variants(context.Background(), names, plans, &sims[0].opt.Cluster, newStream, 0)

@@ -573,7 +573,12 @@ func (s *Simulator) serverView() results.ServerVariant {
 	if s.mongo != nil {
 		sv.Tables = append(sv.Tables, caps[1].table())
 	}
-	sv.Notes = append(sv.Notes, fmt.Sprintf("Utilisation is busy core time over capacity per %s tick (a Cassandra node's %d cores serve its read and write stages alike; a MongoDB member's %d cores); the peak read and write stage columns are the highest share of the cores each stage took in a tick. Queue length is the mean number of requests waiting.", s.opt.Tick, s.opt.Cassandra.Cores, s.opt.MongoDB.Cores))
+	sv.Notes = append(sv.Notes,
+		fmt.Sprintf("Utilisation is busy core time over capacity per %s tick (a Cassandra node's "+
+			"%d cores serve its read and write stages alike; a MongoDB member's %d cores); the "+
+			"peak read and write stage columns are the highest share of the cores each stage "+
+			"took in a tick. Queue length is the mean number of requests waiting.",
+			s.opt.Tick, s.opt.Cassandra.Cores, s.opt.MongoDB.Cores))
 	return sv
 }
 

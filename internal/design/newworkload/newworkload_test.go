@@ -73,7 +73,7 @@ func init() {
 
 // compile parses a design (its operations section given) and binds it to a model of the
 // two workloads.
-func compile(t *testing.T, schema, ops string) (*design.Plan, *workloads.Model, error) {
+func compile(t *testing.T, schema, ops string) (*design.Compiled, *workloads.Model, error) {
 	t.Helper()
 	sc, err := scenario.Parse("s.yaml", []byte(`name: s
 load:

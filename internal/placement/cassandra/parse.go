@@ -135,7 +135,10 @@ func AppendLiteral(dst []byte, typ, text string) ([]byte, error) {
 		}
 		return AppendBlob(dst, b), nil
 	}
-	return dst, fmt.Errorf("CQL type %q cannot be parsed from text here (supported: uuid, timeuuid, text, varchar, ascii, int, bigint, counter, smallint, tinyint, varint, boolean, double, float, date, timestamp, time, inet, blob)", typ)
+	return dst, fmt.Errorf("CQL type %q cannot be parsed from text here (supported: uuid, "+
+		"timeuuid, text, varchar, ascii, int, bigint, counter, smallint, tinyint, varint, "+
+		"boolean, double, float, date, timestamp, time, inet, blob)",
+		typ)
 }
 
 // ParseUUID parses the canonical 8-4-4-4-12 hex form (dashes optional).
