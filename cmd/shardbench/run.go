@@ -303,6 +303,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if sum == nil {
 		return runErr // no backend could be opened: nothing ran
 	}
+	// The time series is buffered: flush it before the verdict, the gate and the report
+	// read the directory, or they would find its last line cut short.
+	if err := dir.Close(); err != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "shardbench: %s: %v\n", out, err)
+	}
 	if !opts.Quiet {
 		printRunSummary(opts.IO.Out, sum, out)
 	}

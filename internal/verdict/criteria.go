@@ -151,14 +151,26 @@ func sizeCriterion(tables []results.TableHotspots) results.Criterion {
 	var best *results.SizeProjection
 	var bestTable string
 	bestRatio := -1.0
+	split := 0
 	for ti := range tables {
 		for pi := range tables[ti].Projections {
 			p := &tables[ti].Projections[pi]
+			if p.Splittable {
+				// A ranged chunk of many key values: the balancer splits it as it grows,
+				// so its projected size is no partition past a limit (only a jumbo chunk,
+				// one key value, is).
+				split++
+				continue
+			}
 			r := sizeRatio(p)
 			if r > bestRatio {
 				best, bestTable, bestRatio = p, tables[ti].Table, r
 			}
 		}
+	}
+	if best == nil && split > 0 {
+		return results.Criterion{Name: name, Status: results.VerdictPass, Evidence: results.HotspotsFile, Anchor: "hot",
+			Reason: fmt.Sprintf("%d projected chunk(s), each of many key values: they split as they grow, none is jumbo", split)}
 	}
 	if best == nil {
 		return unknown(name, "no partition size was projected")

@@ -102,6 +102,13 @@ func TestCriteriaThresholds(t *testing.T) {
 	for size, want := range map[float64]string{0.2: results.VerdictPass, 0.5: results.VerdictWarn, 0.99: results.VerdictWarn, 1.2: results.VerdictFail} {
 		status(t, sizeCriterion(hot("x", 0.01, 100, 1, size, "orders").Tables), want)
 	}
+	// A ranged chunk of many key values projected past the chunk size splits as it grows:
+	// no failure; a jumbo chunk (one key value) beside it still fails.
+	chunks := hot("x", 0.01, 100, 1, 845, "orders").Tables
+	chunks[0].Projections[0].Splittable = true
+	status(t, sizeCriterion(chunks), results.VerdictPass)
+	chunks[0].Projections = append(chunks[0].Projections, results.SizeProjection{Key: "k=2", ProjectedBytes: 2e8, LimitBytes: 1e8, Horizon: "1 year"})
+	status(t, sizeCriterion(chunks), results.VerdictFail)
 
 	a := &results.Analysis{Variants: []results.AnalysisVariant{{Variant: "v", Tables: []results.KeyAnalysis{
 		{Table: "ks.sessions", Entity: "sessions", Key: "(bucket)", Verdict: "good"},
