@@ -79,6 +79,12 @@ func TestRunSmokeOnEveryMongoDesign(t *testing.T) {
 			t.Errorf("%s: only %d operations completed, %d not served", v.Name, v.Totals.Completed, v.Totals.Unserved)
 		}
 		for cls, n := range v.Totals.Errors {
+			// A timeout is the server being slow on a shared machine, not a statement it
+			// refused: a few are tolerated (logged); any other error class fails.
+			if cls == "timeout" && n*100 <= v.Totals.Completed {
+				t.Logf("%s: %d timeouts of %d operations, e.g. %v", v.Name, n, v.Totals.Completed, v.ErrorExamples[cls])
+				continue
+			}
 			t.Errorf("%s: %d %s errors, e.g. %v", v.Name, n, cls, v.ErrorExamples[cls])
 		}
 		// seed004 keeps sessions and views in Cassandra: the mongo backend does not serve
@@ -140,7 +146,7 @@ func TestRunSurvivesMongoServerStoppedMidRun(t *testing.T) {
 
 	// A short server selection timeout: without a server every operation waits that long
 	// (the driver's rule), and the test wants many of them to fail within the run.
-	path := mongoSmoke(t, []string{"../../scenarios/designs/seed001-mongo.yaml"}, "\nbackends:\n  mongo: {server_selection_timeout: 300ms}\n")
+	path := mongoSmoke(t, []string{"../../scenarios/designs/seed001-mongo.yaml"}, "\nbackends:\n  mongo: {server_selection_timeout: 300ms, load: {scale: 0}}\n")
 	io, _, stderr := testIO()
 	out := filepath.Join(t.TempDir(), "res")
 	opts := &RunOptions{IO: io, ScenarioPath: path, Backend: "mongo", Target: "mongodb://" + addr + "/", Out: out, Duration: 8 * time.Second, Recreate: true, NoReport: true}
@@ -148,7 +154,7 @@ func TestRunSurvivesMongoServerStoppedMidRun(t *testing.T) {
 	start := time.Now()
 	var stopTook time.Duration
 	go func() {
-		time.Sleep(2 * time.Second) // setup takes well under a second
+		time.Sleep(2 * time.Second) // setup takes well under a second (no population loaded)
 		t0 := time.Now()
 		// FerretDB serves its open connections for seconds after SIGTERM; stop.sh's
 		// SIGKILL after 1 s makes the stop happen mid-run, as a crash would.
