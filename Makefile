@@ -26,7 +26,7 @@ demo: build
 ## (3-node Cassandra, PostgreSQL + FerretDB, Java HdrHistogram, Chromium), stopped at the end.
 ## A missing server is a failure, never a skip (SHARDBENCH_INTEGRATION=require).
 test: vet test-kubernetes fuzz-short
-	testenv/with-servers.sh $(GO) test -count=1 -timeout 40m ./...
+	testenv/with-servers.sh $(GO) test -count=1 -timeout 70m ./...
 
 ## test-kubernetes: the Kubernetes manifests (docker/kubernetes), decoded strictly into the
 ## Kubernetes API types by a test in a module of its own (so go.mod does not carry them);
