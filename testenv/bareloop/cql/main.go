@@ -13,56 +13,29 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime/pprof"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/shardbench/shardbench/testenv/bareloop/pace"
 )
 
 type options struct {
+	pace.Loop
 	hosts      string
 	port       int
 	dc         string
 	keyspace   string
-	rate       int
-	duration   time.Duration
-	workers    int
 	keys       int
 	conns      int
 	coalesce   time.Duration
 	timeout    time.Duration
 	tokenAware bool
-	stall      time.Duration
-	label      string
-	profile    string
-	progress   bool
-}
-
-// result is the JSON line printed at the end.
-type result struct {
-	Client     string  `json:"client"`
-	Rate       int     `json:"rate"`
-	Workers    int     `json:"workers"`
-	DurationS  float64 `json:"duration_s"`
-	Completed  int64   `json:"completed"`
-	Errors     int64   `json:"errors"`
-	Dropped    int64   `json:"dropped"`
-	Stalled    int64   `json:"stalled"`
-	MaxRespMS  float64 `json:"max_response_ms"`
-	Achieved   float64 `json:"achieved_per_s"`
-	CPUUserS   float64 `json:"cpu_user_s"`
-	CPUSysS    float64 `json:"cpu_sys_s"`
-	CPUPerOpUS float64 `json:"cpu_per_op_us"`
-	FirstError string  `json:"first_error,omitempty"`
 }
 
 func main() {
@@ -71,18 +44,18 @@ func main() {
 	flag.IntVar(&o.port, "port", 9042, "native transport port")
 	flag.StringVar(&o.dc, "dc", "", "local data centre (default: the driver's round robin over all)")
 	flag.StringVar(&o.keyspace, "keyspace", "bareloop", "keyspace to create and write (replication: 1 in -dc, or SimpleStrategy 1)")
-	flag.IntVar(&o.rate, "rate", 5000, "operations per second")
-	flag.DurationVar(&o.duration, "duration", 20*time.Second, "how long to send")
-	flag.IntVar(&o.workers, "workers", 128, "goroutines executing operations (an operation due when all are busy is dropped)")
+	flag.IntVar(&o.Rate, "rate", 5000, "operations per second")
+	flag.DurationVar(&o.Duration, "duration", 20*time.Second, "how long to send")
+	flag.IntVar(&o.Workers, "workers", 128, "goroutines executing operations (an operation due when all are busy is dropped)")
 	flag.IntVar(&o.keys, "keys", 100000, "distinct session ids written, uniformly")
 	flag.IntVar(&o.conns, "conns", 2, "connections per host (gocql NumConns)")
 	flag.DurationVar(&o.coalesce, "coalesce", 200*time.Microsecond, "gocql WriteCoalesceWaitTime (the driver's default is 200µs; 0 writes each frame at once)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Second, "per-request timeout")
 	flag.BoolVar(&o.tokenAware, "token-aware", true, "token-aware host selection over DC-aware round robin (what a production client configures)")
-	flag.DurationVar(&o.stall, "stall", 100*time.Millisecond, "a response (from the intended start) longer than this counts as stalled")
-	flag.StringVar(&o.label, "label", "bare-gocql", "client name in the output")
-	flag.StringVar(&o.profile, "cpuprofile", "", "write a Go CPU profile of the measured loop to this file")
-	flag.BoolVar(&o.progress, "progress", false, "print completions and drops each second to stderr")
+	flag.DurationVar(&o.Stall, "stall", 100*time.Millisecond, "a response (from the intended start) longer than this counts as stalled")
+	flag.StringVar(&o.Label, "label", "bare-gocql", "client name in the output")
+	flag.StringVar(&o.Profile, "cpuprofile", "", "write a Go CPU profile of the measured loop to this file")
+	flag.BoolVar(&o.Progress, "progress", false, "print completions and drops each second to stderr")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bareloop cql:", err)
@@ -91,8 +64,11 @@ func main() {
 }
 
 func run(o options) error {
-	if o.rate <= 0 || o.workers <= 0 || o.keys <= 0 || o.duration <= 0 {
-		return fmt.Errorf("-rate, -workers, -keys and -duration must be positive")
+	if err := o.Check(); err != nil {
+		return err
+	}
+	if o.keys <= 0 {
+		return fmt.Errorf("-keys must be positive")
 	}
 	s, err := connect(o)
 	if err != nil {
@@ -113,107 +89,9 @@ func run(o options) error {
 		ids[i][6] = ids[i][6]&0x0f | 0x40 // version 4
 		ids[i][8] = ids[i][8]&0x3f | 0x80
 	}
-
-	var completed, errs, stalled, maxResp, busy atomic.Int64
-	var firstErr atomic.Pointer[string]
-	work := make(chan int64) // intended start, ns since t0
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	for w := 0; w < o.workers; w++ {
-		wg.Add(1)
-		go func(seed uint64) {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, 7))
-			for intended := range work {
-				id := ids[r.IntN(len(ids))]
-				err := s.Query(stmt, time.Now(), id).Consistency(gocql.One).Idempotent(true).Exec()
-				resp := int64(time.Since(t0)) - intended
-				completed.Add(1)
-				busy.Add(-1)
-				if err != nil {
-					errs.Add(1)
-					msg := err.Error()
-					firstErr.CompareAndSwap(nil, &msg)
-				}
-				if resp > int64(o.stall) {
-					stalled.Add(1)
-				}
-				for m := maxResp.Load(); resp > m && !maxResp.CompareAndSwap(m, resp); m = maxResp.Load() {
-				}
-			}
-		}(uint64(w))
-	}
-
-	if o.profile != "" {
-		f, err := os.Create(o.profile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	var dropped atomic.Int64
-	before := rusage()
-	t0 = time.Now()
-	if o.progress {
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			var lastC, lastD int64
-			for tick := time.NewTicker(time.Second); ; {
-				select {
-				case <-stop:
-					tick.Stop()
-					return
-				case <-tick.C:
-				}
-				c, d := completed.Load(), dropped.Load()
-				fmt.Fprintf(os.Stderr, "%.0f s: %d completed, %d dropped\n", time.Since(t0).Seconds(), c-lastC, d-lastD)
-				lastC, lastD = c, d
-			}
-		}()
-	}
-	interval := time.Second / time.Duration(o.rate)
-	total := int64(o.duration / interval)
-	// The paced producer: sleep until the next operation is due (timer sleeps overshoot by
-	// up to a millisecond, so several operations then go at once), then hand it over
-	// without waiting.
-	for i := int64(0); i < total; i++ {
-		due := time.Duration(i) * interval
-		if d := due - time.Since(t0); d > 0 {
-			time.Sleep(d)
-		}
-		// Dropped only when every goroutine is busy; a free one that has not come back to
-		// the channel yet is waited for (as shardbench does).
-		if busy.Load() >= int64(o.workers) {
-			dropped.Add(1)
-			continue
-		}
-		busy.Add(1)
-		work <- int64(due)
-	}
-	close(work)
-	wg.Wait()
-	elapsed := time.Since(t0)
-	after := rusage()
-
-	res := result{
-		Client: o.label, Rate: o.rate, Workers: o.workers, DurationS: elapsed.Seconds(),
-		Completed: completed.Load(), Errors: errs.Load(), Dropped: dropped.Load(), Stalled: stalled.Load(),
-		MaxRespMS: float64(maxResp.Load()) / 1e6,
-		CPUUserS:  after.user - before.user, CPUSysS: after.sys - before.sys,
-	}
-	res.Achieved = float64(res.Completed) / o.duration.Seconds()
-	if res.Completed > 0 {
-		res.CPUPerOpUS = 1e6 * (res.CPUUserS + res.CPUSysS) / float64(res.Completed)
-	}
-	if p := firstErr.Load(); p != nil {
-		res.FirstError = *p
-	}
-	return json.NewEncoder(os.Stdout).Encode(res)
+	return o.Run(os.Stdout, func(r *rand.Rand) error {
+		return s.Query(stmt, time.Now(), ids[r.IntN(len(ids))]).Consistency(gocql.One).Idempotent(true).Exec()
+	})
 }
 
 // connect opens a session and creates the keyspace and table (seed 001's user_sessions).
@@ -259,15 +137,4 @@ func connect(o options) (*gocql.Session, error) {
 		return nil, fmt.Errorf("schema agreement: %w", err)
 	}
 	return s, nil
-}
-
-type cpu struct{ user, sys float64 }
-
-func rusage() cpu {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return cpu{
-		user: float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6,
-		sys:  float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6,
-	}
 }
