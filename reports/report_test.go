@@ -408,7 +408,7 @@ func bigDir(t *testing.T, nOps, nVars int) string {
 		if v == 1 {
 			name = `evil<script>alert("x")</script>`
 		}
-		vr := results.Variant{Name: name, Notes: []string{`note with <b>markup</b> & "quotes"`}}
+		vr := results.SummaryVariant{Name: name, Notes: []string{`note with <b>markup</b> & "quotes"`}}
 		all := metrics.NewHistogram()
 		for o := 0; o < nOps; o++ {
 			h := metrics.NewHistogram()

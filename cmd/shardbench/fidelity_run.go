@@ -197,7 +197,7 @@ func (t *fidelityTwin) run(ctx context.Context, opts *FidelityOptions, in *runIn
 
 // compareFidelity puts every variant the real run drove beside its simulation.
 func compareFidelity(in *runInput, real *realSide, simmed *simSide, calOn string, tol results.FidelityTolerance) *results.Fidelity {
-	find := func(s *results.Summary, name string) *results.Variant {
+	find := func(s *results.Summary, name string) *results.SummaryVariant {
 		for i := range s.Variants {
 			if s.Variants[i].Name == name {
 				return &s.Variants[i]

@@ -92,7 +92,7 @@ type EventHandler interface {
 // Reporter is implemented by backends with something to add to the results: per-node
 // counts as the client saw them, server-side figures, what could not be applied.
 type Reporter interface {
-	Report(ctx context.Context, v *results.Variant, dir *results.Dir) error
+	Report(ctx context.Context, v *results.SummaryVariant, dir *results.Dir) error
 }
 
 // TokenRinger is implemented by backends that read their cluster's token ring

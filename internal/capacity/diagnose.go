@@ -36,7 +36,7 @@ type VariantInfo struct {
 type evidence struct {
 	info   VariantInfo
 	sum    *results.Summary
-	v      *results.Variant
+	v      *results.SummaryVariant
 	server *results.ServerVariant // nil: the backend reported no per-node figures
 	hot    *results.HotspotsVariant
 	points []results.Point

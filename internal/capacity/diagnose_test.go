@@ -87,7 +87,7 @@ func diagnose(t *testing.T, s *step, failed []results.GateCheck) *results.Capaci
 }
 
 func sumOf(ops ...results.OpStats) results.Summary {
-	return results.Summary{Backend: results.BackendInfo{Name: "sim", Simulated: true}, Variants: []results.Variant{{Name: "v", Ops: ops}}}
+	return results.Summary{Backend: results.BackendInfo{Name: "sim", Simulated: true}, Variants: []results.SummaryVariant{{Name: "v", Ops: ops}}}
 }
 
 // The node whose stage saturated first, and the hot partition it holds a replica of.

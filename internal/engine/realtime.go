@@ -27,16 +27,16 @@ type worker struct {
 }
 
 // runRealtime drives one variant in wall-clock time.
-func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(results.Variant)) (results.Variant, error) {
+func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(results.SummaryVariant)) (results.SummaryVariant, error) {
 	v := &cfg.Variants[vi]
 	sc := cfg.Scenario
 	src, err := cfg.NewSource()
 	if err != nil {
-		return results.Variant{Name: v.Name, Interrupted: true}, err
+		return results.SummaryVariant{Name: v.Name, Interrupted: true}, err
 	}
 	started, ok := cfg.variantStart(ctx, vi) // now, or the variant's start on the common clock
 	if !ok {
-		return results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true}, nil
+		return results.SummaryVariant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true}, nil
 	}
 	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg))
 	defer vw.Close()

@@ -57,7 +57,7 @@ type Variant struct {
 var DefaultTolerance = results.FidelityTolerance{SharePP: 2, Latency: 0.25, Utilisation: 0.7, MinOps: 200}
 
 // FromSummary is a summary variant's served operations (service time) and its totals.
-func FromSummary(v *results.Variant) (ops []Op, all Op) {
+func FromSummary(v *results.SummaryVariant) (ops []Op, all Op) {
 	conv := func(name string, l results.Latency) Op {
 		return Op{Op: name, Count: l.Count, Mean: l.Mean, P50: l.P50, P99: l.P99}
 	}

@@ -205,7 +205,7 @@ func TestRankings(t *testing.T) {
 
 // FromSummary keeps served operations with service times and takes the totals.
 func TestFromSummary(t *testing.T) {
-	v := &results.Variant{Totals: results.OpStats{Service: results.Latency{Count: 3, Mean: 2, P50: 1, P99: 5}},
+	v := &results.SummaryVariant{Totals: results.OpStats{Service: results.Latency{Count: 3, Mean: 2, P50: 1, P99: 5}},
 		Ops: []results.OpStats{
 			{Op: "a", Scheduled: 3, Service: results.Latency{Count: 3, Mean: 2, P50: 1, P99: 5}},
 			{Op: "b", Unserved: 7},

@@ -17,7 +17,7 @@ func TestCheckHistogramLogs(t *testing.T) {
 	dir, _ := writeRun(t)
 	dir.Close()
 	variant := "seed000[buckets=10]"
-	sum := &Summary{Variants: []Variant{{Name: variant, Ops: []OpStats{
+	sum := &Summary{Variants: []SummaryVariant{{Name: variant, Ops: []OpStats{
 		{Op: "carts.read", HistogramLog: HistogramLogPath(variant, "carts.read")},
 		{Op: "carts.add_item", HistogramLog: HistogramLogPath(variant, "carts.add_item")},
 	}}}}

@@ -244,7 +244,7 @@ func TestMergeHotspots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := rd.WriteSummary(&results.Summary{Scenario: results.ScenarioInfo{Name: "s", Digest: testDigest}, Variants: []results.Variant{{Name: "v"}}}); err != nil {
+		if err := rd.WriteSummary(&results.Summary{Scenario: results.ScenarioInfo{Name: "s", Digest: testDigest}, Variants: []results.SummaryVariant{{Name: "v"}}}); err != nil {
 			t.Fatal(err)
 		}
 		var ops int64

@@ -339,7 +339,7 @@ func keysCriterion(a *results.Analysis, variant, entity string) results.Criterio
 // coverageCriterion is the share of the offered traffic (of the entity's operations)
 // the variant serves: a design that leaves operations unserved is a caution, never a
 // failure (it was not written to serve them), and it ranks after one that serves them.
-func coverageCriterion(v *results.Variant, entity string) results.Criterion {
+func coverageCriterion(v *results.SummaryVariant, entity string) results.Criterion {
 	cr := results.Criterion{Name: results.CriterionCoverage, Evidence: results.SummaryFile, Anchor: "overview"}
 	var offered, unserved int64
 	var ops, served int

@@ -252,7 +252,7 @@ func TestReadPreferenceAndWriteConcernOnTheWire(t *testing.T) {
 				t.Fatal(err)
 			}
 			mu.Unlock()
-			v := results.Variant{Name: "v"}
+			v := results.SummaryVariant{Name: "v"}
 			if err := b.Report(context.Background(), &v, dir); err != nil {
 				t.Fatal(err)
 			}

@@ -105,7 +105,7 @@ func asInt(v any) int64 {
 // the variant, and its server-side view to server.json: serverStatus counters before and
 // after, $collStats per collection (and shard), the client's command counts, and where
 // they disagree.
-func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.Dir) error {
+func (b *Backend) Report(ctx context.Context, v *results.SummaryVariant, dir *results.Dir) error {
 	cmds, servers, perServer := b.mon.snapshot() // before our own $collStats commands
 	after := b.snapshot(ctx)
 	for _, n := range b.log.Notes() { // the CLI already copied the setup notes (engine.Variant.Notes)

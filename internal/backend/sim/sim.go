@@ -606,7 +606,7 @@ func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 // Report adds what only the simulator knows to the results: per-node operation counts,
 // the events as applied, the hot-partition analysis (hotspots.json) and the per-node
 // utilisation and queue length over time (server.json).
-func (s *Simulator) Report(_ context.Context, v *results.Variant, dir *results.Dir) error {
+func (s *Simulator) Report(_ context.Context, v *results.SummaryVariant, dir *results.Dir) error {
 	if s.placer == nil {
 		return nil
 	}
