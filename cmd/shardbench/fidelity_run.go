@@ -152,14 +152,14 @@ func (t *fidelityTwin) run(ctx context.Context, opts *FidelityOptions, in *runIn
 	info := results.BackendInfo{Name: "sim", Simulated: true, Details: map[string]string{"network_rtt": t.network.String(), "model_of": t.real.sum.Backend.Target}}
 	side := &simSide{served: map[string][]sim.Served{}, utilisation: map[string]map[string]float64{}}
 	sims := map[string]*sim.Simulator{}
-	var variants []engine.Variant
+	var variants []engine.VariantBackend
 	defer func() { closeVariants(variants) }()
 	for i, spec := range in.Variants {
 		if _, ok := t.real.reps[spec.Name]; !ok {
 			continue // the real run served none of it
 		}
 		unserved := backend.Unserved(spec.Plan, design.Cassandra, "cassandra")
-		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params, Unserved: unserved}
+		v := engine.VariantBackend{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params, Unserved: unserved}
 		cfg := backend.Config{Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
 			VariantIndex: i, Options: in.Scenario.Backends["sim"], Log: opts.IO.ErrOut}
 		s, err := sim.OpenWith(ctx, cfg, func(o *sim.Options) {

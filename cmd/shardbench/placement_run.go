@@ -148,7 +148,7 @@ type keyspaceReplication interface {
 // A shard of a distributed run that completed places the whole run's stream, every
 // shard's operations: every shard's analysis is then the run's, exactly, and merge takes
 // it as it is (hot-partition counts of parts cannot be merged exactly from top-K lists).
-func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir, opened []engine.Variant, shard shardSpec) error {
+func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir, opened []engine.VariantBackend, shard shardSpec) error {
 	layout, err := sim.Layout(in.Scenario)
 	if err != nil {
 		return err

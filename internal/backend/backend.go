@@ -166,7 +166,7 @@ type Config struct {
 // the design's not_served reason or, for a backend that drives only one database (db;
 // 0 for one that simulates every database), that a step of the operation runs on
 // another. "" where the operation is served; nil when every one is. The engine never
-// dispatches an unserved operation (engine.Variant.Unserved): it counts it apart, and
+// dispatches an unserved operation (engine.VariantBackend.Unserved): it counts it apart, and
 // the results show it as coverage, not as an error.
 //
 // An operation with steps on two databases is unserved by a backend that drives one of

@@ -41,8 +41,9 @@ type OpInfo struct {
 	Kind string // read | write
 }
 
-// Variant is one design variant to drive. Exactly one of Backend and Virtual is set.
-type Variant struct {
+// VariantBackend is one design variant to drive: what the results name it by and the
+// backend its operations go to. Exactly one of Backend and Virtual is set.
+type VariantBackend struct {
 	Name     string
 	Design   string
 	Database string
@@ -58,7 +59,9 @@ type Variant struct {
 }
 
 // unserved reports whether the variant does not serve operation type t.
-func (v *Variant) unserved(t uint16) bool { return int(t) < len(v.Unserved) && v.Unserved[t] != "" }
+func (v *VariantBackend) unserved(t uint16) bool {
+	return int(t) < len(v.Unserved) && v.Unserved[t] != ""
+}
 
 // Config is everything one run needs.
 type Config struct {
@@ -67,7 +70,7 @@ type Config struct {
 	Ops      []OpInfo
 	// NewSource returns a fresh stream; every call must yield the same operations.
 	NewSource func() (Source, error)
-	Variants  []Variant
+	Variants  []VariantBackend
 	Dir       *results.Dir
 	Backend   results.BackendInfo
 	Tool      results.Tool

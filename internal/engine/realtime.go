@@ -213,7 +213,7 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 // leaves it uncounted, as a dispatched one would be).
 type servedSource struct {
 	src Source
-	v   *Variant
+	v   *VariantBackend
 	sh  Shard // another shard's unserved operation is recorded as foreign
 	rec *metrics.Recorder
 	w   *waiter
@@ -322,7 +322,7 @@ type eventRunner struct {
 	wg     sync.WaitGroup
 }
 
-func startEvents(ctx context.Context, evs []scenario.Event, v *Variant, origin time.Time) *eventRunner {
+func startEvents(ctx context.Context, evs []scenario.Event, v *VariantBackend, origin time.Time) *eventRunner {
 	r := &eventRunner{}
 	ctx, r.cancel = context.WithCancel(ctx)
 	for _, e := range evs {

@@ -108,7 +108,7 @@ func asInt(v any) int64 {
 func (b *Backend) Report(ctx context.Context, v *results.SummaryVariant, dir *results.Dir) error {
 	cmds, servers, perServer := b.mon.snapshot() // before our own $collStats commands
 	after := b.snapshot(ctx)
-	for _, n := range b.log.Notes() { // the CLI already copied the setup notes (engine.Variant.Notes)
+	for _, n := range b.log.Notes() { // the CLI already copied the setup notes (engine.VariantBackend.Notes)
 		if !contains(v.Notes, n) {
 			v.Notes = append(v.Notes, n)
 		}
