@@ -310,14 +310,14 @@ func analyzeVariants(ctx context.Context, variants []variantSpec, c *plan.Cluste
 	if len(plans) > 0 {
 		_ = plan.PopulationOf(plans[0].Model).Prepare(plans) // NewPlacer reports errors
 	}
-	as := make([]*analyze.Variant, len(variants))
+	as := make([]*analyze.Analyzer, len(variants))
 	for i, v := range variants {
 		pl, err := plan.NewPlacer(v.Plan, c)
 		if err != nil {
 			out[i], errs[i] = results.AnalysisVariant{Variant: v.Name}, fmt.Errorf("variant %s: %w", v.Name, err)
 			continue
 		}
-		as[i] = analyze.NewVariant(v.Name, pl, seed)
+		as[i] = analyze.NewAnalyzer(v.Name, pl, seed)
 	}
 	_, err := plan.EachShared(ctx, newStream(), len(variants), limit, func(i int, ops []workloads.Op) {
 		if a := as[i]; a != nil {

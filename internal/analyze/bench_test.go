@@ -69,7 +69,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			var elapsed time.Duration
 			for b.Loop() {
 				start := time.Now()
-				v := NewVariant(bv.name, bv.pl, 1)
+				v := NewAnalyzer(bv.name, bv.pl, 1)
 				for j := range bv.ops {
 					v.Op(&bv.ops[j])
 				}
