@@ -205,13 +205,13 @@ func compareFidelity(in *runInput, real *realSide, simmed *simSide, calOn string
 		}
 		return nil
 	}
-	var vs []fidelity.Variant
+	var vs []fidelity.Pair
 	for _, spec := range in.Variants {
 		rv, sv := find(real.sum, spec.Name), find(simmed.sum, spec.Name)
 		if _, ok := real.reps[spec.Name]; !ok || rv == nil || sv == nil {
 			continue
 		}
-		v := fidelity.Variant{Name: spec.Name, Design: spec.Variant.Design.Name, Calibrated: spec.Name == calOn}
+		v := fidelity.Pair{Name: spec.Name, Design: spec.Variant.Design.Name, Calibrated: spec.Name == calOn}
 		v.Real.Ops, v.Real.All = fidelity.FromSummary(rv)
 		v.Sim.Ops, v.Sim.All = fidelity.FromSummary(sv)
 		for _, c := range real.served[spec.Name] {
