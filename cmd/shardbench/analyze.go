@@ -255,7 +255,7 @@ func serverCheck(ctx context.Context, opts *AnalyzeOptions, run *placementRun, v
 			continue
 		}
 		cfg := base
-		cfg.Variant, cfg.Plan, cfg.VariantIndex = v.Variant, v.Plan, i
+		cfg.Variant, cfg.Compiled, cfg.VariantIndex = v.Variant, v.Plan, i
 		if !opts.Quiet {
 			fmt.Fprintf(opts.IO.ErrOut, "shardbench: analyze: server check of %s on %s: load of %d operations, then analyzeShardKey\n", v.Name, hosts, opts.LoadOps)
 		}

@@ -79,23 +79,23 @@ type realDatabase struct {
 // say why.
 func registerReal(r realDatabase) {
 	registerBackend(r.name, func(ctx context.Context, cfg backend.Config, v *engine.VariantBackend, info *results.BackendInfo) error {
-		if cfg.Plan != nil && !r.has(cfg.Plan.Design) {
-			why := fmt.Sprintf("design %s has no %s section: the %s backend serves none of its operations; run it with --backend %s or sim", cfg.Plan.Design.Name, r.database, r.name, r.other)
+		if cfg.Compiled != nil && !r.has(cfg.Compiled.Design) {
+			why := fmt.Sprintf("design %s has no %s section: the %s backend serves none of its operations; run it with --backend %s or sim", cfg.Compiled.Design.Name, r.database, r.name, r.other)
 			fmt.Fprintf(cfg.Log, "%s: variant %s: %s\n", r.name, v.Name, why)
 			v.Notes = append(v.Notes, why)
-			v.Unserved = backend.Unserved(cfg.Plan, r.db, r.name)
+			v.Unserved = backend.Unserved(cfg.Compiled, r.db, r.name)
 			for t := range v.Unserved {
-				if ok, _ := cfg.Plan.Served(t); ok {
+				if ok, _ := cfg.Compiled.Served(t); ok {
 					v.Unserved[t] = why
 				}
 			}
-			errBug := fmt.Errorf("internal error (please report): an operation of design %s was dispatched to the %s backend, which serves none", cfg.Plan.Design.Name, r.name)
+			errBug := fmt.Errorf("internal error (please report): an operation of design %s was dispatched to the %s backend, which serves none", cfg.Compiled.Design.Name, r.name)
 			v.Backend = backend.Func(func(context.Context, *workloads.Op) backend.Outcome {
 				return backend.Outcome{Class: metrics.Client, Err: errBug}
 			})
 			return nil
 		}
-		v.Unserved = backend.Unserved(cfg.Plan, r.db, r.name)
+		v.Unserved = backend.Unserved(cfg.Compiled, r.db, r.name)
 		b, err := r.open(ctx, cfg)
 		if err != nil {
 			if r.usage(err) {

@@ -160,7 +160,7 @@ func (t *fidelityTwin) run(ctx context.Context, opts *FidelityOptions, in *runIn
 		}
 		unserved := backend.Unserved(spec.Plan, design.Cassandra, "cassandra")
 		v := engine.VariantBackend{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params, Unserved: unserved}
-		cfg := backend.Config{Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
+		cfg := backend.Config{Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Compiled: spec.Plan,
 			VariantIndex: i, Options: in.Scenario.Backends["sim"], Log: opts.IO.ErrOut}
 		s, err := sim.OpenWith(ctx, cfg, func(o *sim.Options) {
 			t.cal.ApplyTo(o)

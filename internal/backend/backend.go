@@ -140,7 +140,7 @@ type Config struct {
 	Scenario *scenario.Scenario
 	Model    *workloads.Model
 	Variant  *design.Variant
-	Plan     *design.Compiled
+	Compiled *design.Compiled
 	// VariantIndex is the variant's position in the run (variants of a real run go one after
 	// another; backends may use it to name keyspaces or databases).
 	VariantIndex int

@@ -56,8 +56,8 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 			}
 		}
 	}
-	for i := range b.cfg.Plan.Design.MongoDB.Collections {
-		name := b.cfg.Plan.Design.MongoDB.Collections[i].Key
+	for i := range b.cfg.Compiled.Design.MongoDB.Collections {
+		name := b.cfg.Compiled.Design.MongoDB.Collections[i].Key
 		cur, err := b.db.Collection(name).Aggregate(ctx, bson.A{bson.D{{Key: "$collStats", Value: bson.D{
 			{Key: "latencyStats", Value: bson.D{}}, {Key: "storageStats", Value: bson.D{}}}}}})
 		if err != nil {
