@@ -251,11 +251,11 @@ func serverCheck(ctx context.Context, opts *AnalyzeOptions, run *placementRun, v
 	chk.LoadOps = int64(opts.LoadOps)
 	checked := 0
 	for i, v := range variants {
-		if v.Plan == nil || v.Plan.Design.MongoDB == nil {
+		if v.Compiled == nil || v.Compiled.Design.MongoDB == nil {
 			continue
 		}
 		cfg := base
-		cfg.Variant, cfg.Compiled, cfg.VariantIndex = v.Variant, v.Plan, i
+		cfg.Variant, cfg.Compiled, cfg.VariantIndex = v.Variant, v.Compiled, i
 		if !opts.Quiet {
 			fmt.Fprintf(opts.IO.ErrOut, "shardbench: analyze: server check of %s on %s: load of %d operations, then analyzeShardKey\n", v.Name, hosts, opts.LoadOps)
 		}
@@ -305,14 +305,14 @@ func analyzeVariants(ctx context.Context, variants []variantSpec, c *plan.Cluste
 	out []results.AnalysisVariant, counts []int64, errs []error) (keys int64) {
 	plans := make([]*design.Compiled, len(variants))
 	for i, v := range variants {
-		plans[i] = v.Plan
+		plans[i] = v.Compiled
 	}
 	if len(plans) > 0 {
 		_ = plan.PopulationOf(plans[0].Model).Prepare(plans) // NewPlacer reports errors
 	}
 	as := make([]*analyze.Analyzer, len(variants))
 	for i, v := range variants {
-		pl, err := plan.NewPlacer(v.Plan, c)
+		pl, err := plan.NewPlacer(v.Compiled, c)
 		if err != nil {
 			out[i], errs[i] = results.AnalysisVariant{Variant: v.Name}, fmt.Errorf("variant %s: %w", v.Name, err)
 			continue

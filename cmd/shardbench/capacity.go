@@ -401,9 +401,9 @@ func servedBy(in *runInput) capacity.Served {
 	for _, v := range in.Variants {
 		m := map[string]bool{}
 		for i, op := range in.Ops {
-			ok := v.Plan == nil
-			if v.Plan != nil {
-				ok, _ = v.Plan.Served(i)
+			ok := v.Compiled == nil
+			if v.Compiled != nil {
+				ok, _ = v.Compiled.Served(i)
 			}
 			m[op.Name] = ok
 		}
@@ -416,15 +416,15 @@ func servedBy(in *runInput) capacity.Served {
 func variantInfo(in *runInput, v variantSpec, p99 time.Duration) capacity.VariantInfo {
 	info := capacity.VariantInfo{Name: v.Name, Ops: map[string][]capacity.StepInfo{}, MaxInFlight: in.Scenario.Load.MaxInFlight, P99Bound: p99}
 	for i, op := range in.Ops {
-		if v.Plan == nil {
+		if v.Compiled == nil {
 			info.Ops[op.Name] = nil
 			continue
 		}
-		if ok, _ := v.Plan.Served(i); !ok {
+		if ok, _ := v.Compiled.Served(i); !ok {
 			continue
 		}
 		var steps []capacity.StepInfo
-		for _, s := range v.Plan.Steps(i) {
+		for _, s := range v.Compiled.Steps(i) {
 			steps = append(steps, capacity.StepInfo{Table: s.Namespace + "." + s.Target, Kind: s.Kind.String(), Database: s.Database.String()})
 		}
 		info.Ops[op.Name] = steps

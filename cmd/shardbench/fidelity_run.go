@@ -158,9 +158,9 @@ func (t *fidelityTwin) run(ctx context.Context, opts *FidelityOptions, in *runIn
 		if _, ok := t.real.reps[spec.Name]; !ok {
 			continue // the real run served none of it
 		}
-		unserved := backend.Unserved(spec.Plan, design.Cassandra, "cassandra")
+		unserved := backend.Unserved(spec.Compiled, design.Cassandra, "cassandra")
 		v := engine.VariantBackend{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params, Unserved: unserved}
-		cfg := backend.Config{Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Compiled: spec.Plan,
+		cfg := backend.Config{Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Compiled: spec.Compiled,
 			VariantIndex: i, Options: in.Scenario.Backends["sim"], Log: opts.IO.ErrOut}
 		s, err := sim.OpenWith(ctx, cfg, func(o *sim.Options) {
 			t.cal.ApplyTo(o)

@@ -124,7 +124,7 @@ func (r *placementRun) placeVariants(ctx context.Context, limit int64) ([]result
 	names := make([]string, len(r.in.Variants))
 	plans := make([]*design.Compiled, len(r.in.Variants))
 	for i, v := range r.in.Variants {
-		names[i], plans[i] = v.Name, v.Plan
+		names[i], plans[i] = v.Name, v.Compiled
 	}
 	return plan.Variants(ctx, names, plans, &r.cluster, r.newStream, limit)
 }

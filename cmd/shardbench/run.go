@@ -442,9 +442,9 @@ func openBackends(ctx context.Context, d drive, in *runInput) ([]engine.VariantB
 	var out []engine.VariantBackend
 	for _, spec := range in.Variants {
 		v := engine.VariantBackend{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params,
-			Unserved: backend.Unserved(spec.Plan, 0, d.Backend)}
+			Unserved: backend.Unserved(spec.Compiled, 0, d.Backend)}
 		cfg := backend.Config{
-			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Compiled: spec.Plan,
+			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Compiled: spec.Compiled,
 			VariantIndex: spec.Index, Target: d.Target, Options: in.Scenario.Backends[d.Backend],
 			// A shard neither creates the schema nor loads (the setup step did both, once):
 			// it reports what the database holds, as --skip-load does.
