@@ -45,7 +45,7 @@ type Analyzer struct {
 // NewAnalyzer returns an Analyzer of the accesses pl places. seed makes the monotonicity samples
 // reproducible.
 func NewAnalyzer(name string, pl *plan.Placer, seed uint64) *Analyzer {
-	return &Analyzer{name: name, pl: pl, seed: seed, steps: make([]stepState, pl.Plan.NumSteps()), byName: map[string]*table{}}
+	return &Analyzer{name: name, pl: pl, seed: seed, steps: make([]stepState, pl.Compiled.NumSteps()), byName: map[string]*table{}}
 }
 
 // stepState is what an Analyzer keeps per step: its table, its targeting counts and
@@ -130,7 +130,7 @@ func newPrefixStats() *prefixStats {
 // Op places and analyses every access of op.
 func (v *Analyzer) Op(op *workloads.Op) {
 	v.ops++
-	v.accs = v.pl.Plan.Accesses(op, v.accs[:0])
+	v.accs = v.pl.Compiled.Accesses(op, v.accs[:0])
 	v.keys += int64(len(v.accs))
 	for i := range v.accs {
 		a := &v.accs[i]
@@ -485,8 +485,8 @@ func (v *Analyzer) table(s *design.Step) *table {
 // logical fields (a document field names its logical field, or has the same name); nil
 // when one of them is not derivable from an operation.
 func (v *Analyzer) docGetters(s *design.Step) []workloads.Getter {
-	d := v.pl.Plan.Design
-	if s.Database != design.MongoDB || d.MongoDB == nil || v.pl.Plan.Model == nil {
+	d := v.pl.Compiled.Design
+	if s.Database != design.MongoDB || d.MongoDB == nil || v.pl.Compiled.Model == nil {
 		return nil
 	}
 	coll, ok := d.MongoDB.Collections.Get(s.Target)
@@ -503,7 +503,7 @@ func (v *Analyzer) docGetters(s *design.Step) []workloads.Getter {
 		if f.Field != "" {
 			name = f.Field
 		}
-		g, _, err := v.pl.Plan.Model.Getter(coll.Entity, name)
+		g, _, err := v.pl.Compiled.Model.Getter(coll.Entity, name)
 		if err != nil {
 			return nil
 		}
@@ -523,7 +523,7 @@ func describe(cols []string, vals []workloads.Value) string {
 
 // Result is the variant's analysis: every table's numbers, flags and verdict.
 func (v *Analyzer) Result() results.AnalysisVariant {
-	out := results.AnalysisVariant{Variant: v.name, Database: v.pl.Plan.Design.DatabaseName(), Topology: v.pl.Topology()}
+	out := results.AnalysisVariant{Variant: v.name, Database: v.pl.Compiled.Design.DatabaseName(), Topology: v.pl.Topology()}
 	for _, t := range v.order {
 		k := v.tableResult(t)
 		Judge(&k, Context{FirstHashed: len(t.hashed) > 0 && t.hashed[0], Hashed: slices.Contains(t.hashed, true), Columns: t.cols, HashedColumns: t.hashed})
