@@ -115,7 +115,7 @@ type partInfo struct {
 
 type nodeStats struct{ ops, reads, writes, bytes int64 }
 
-// NewObserver observes accesses placed by p, which must be accesses of p.Plan's steps.
+// NewObserver observes accesses placed by p, which must be accesses of p.Compiled's steps.
 func NewObserver(p *Placer) *Observer {
 	return &Observer{Placer: p, plan: p.Compiled, steps: make([]stepState, p.Compiled.NumSteps()), byName: map[string]*tableStats{}}
 }
