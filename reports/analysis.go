@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // The key analysis section renders analysis.json (`shardbench analyze`): per variant, one
@@ -202,15 +203,15 @@ func (r *keyRows) characteristics(t *results.KeyAnalysis) {
 	if p := t.PrefixCharacteristics; p != nil {
 		top := ""
 		if len(p.MostCommonValues) > 0 {
-			top = "; most common " + Truncate(p.MostCommonValues[0].Value, 40) + " " + FormatPct(p.MostCommonValues[0].Share)
+			top = "; most common " + Truncate(p.MostCommonValues[0].Value, 40) + " " + units.Pct(p.MostCommonValues[0].Share)
 		}
 		r.add("first field "+p.Field, fmt.Sprintf("%d distinct%s", p.NumDistinctValues, top), nil)
 	}
-	r.add("average size", FormatBytes(float64(kc.AvgDocSizeBytes)), func(s *results.ServerKeyAnalysis) string {
+	r.add("average size", units.Bytes(float64(kc.AvgDocSizeBytes)), func(s *results.ServerKeyAnalysis) string {
 		if s.KeyCharacteristics == nil {
 			return "—"
 		}
-		return FormatBytes(float64(s.KeyCharacteristics.AvgDocSizeBytes))
+		return units.Bytes(float64(s.KeyCharacteristics.AvgDocSizeBytes))
 	})
 }
 
@@ -228,7 +229,7 @@ func serverDocs(s *results.ServerKeyAnalysis) string {
 func predictedDistinct(kc *results.KeyCharacteristics) string {
 	distinct := fmt.Sprint(kc.NumDistinctValues)
 	if !kc.NumDistinctValuesExact && kc.NumDocs > 0 {
-		distinct = fmt.Sprintf("≈%d ±%s (HyperLogLog)", kc.NumDistinctValues, FormatPct(kc.NumDistinctValuesRelError))
+		distinct = fmt.Sprintf("≈%d ±%s (HyperLogLog)", kc.NumDistinctValues, units.Pct(kc.NumDistinctValuesRelError))
 	}
 	if kc.IsUnique {
 		distinct += ", unique"
@@ -254,7 +255,7 @@ func predictedCommon(kc *results.KeyCharacteristics) string {
 		if i == 3 {
 			break
 		}
-		s := Truncate(mc.Value, 60) + " " + FormatPct(mc.Share)
+		s := Truncate(mc.Value, 60) + " " + units.Pct(mc.Share)
 		if mc.FrequencyError > 0 {
 			s += fmt.Sprintf(" (+≤%d)", mc.FrequencyError)
 		}
@@ -277,7 +278,7 @@ func serverCommon(s *results.ServerKeyAnalysis) string {
 		}
 		share := "—"
 		if c.NumDocsTotal > 0 {
-			share = FormatPct(float64(mc.Frequency) / float64(c.NumDocsTotal))
+			share = units.Pct(float64(mc.Frequency) / float64(c.NumDocsTotal))
 		}
 		out = append(out, Truncate(mc.Value, 60)+" "+share)
 	}
@@ -337,7 +338,7 @@ func (r *keyRows) distribution(t *results.KeyAnalysis) {
 		})
 	}
 	if h := t.HottestInsertRange; h != nil {
-		r.add("hottest insert range", fmt.Sprintf("%s: %s of inserts, of %d ranges", Truncate(h.Range, 80), FormatPct(h.Share), h.Ranges), nil)
+		r.add("hottest insert range", fmt.Sprintf("%s: %s of inserts, of %d ranges", Truncate(h.Range, 80), units.Pct(h.Share), h.Ranges), nil)
 	}
 }
 
@@ -358,7 +359,7 @@ func targetingText(cass bool) func(total int64, one, several, all float64) strin
 }
 
 // pct100 prints a 0–100 percentage.
-func pct100(p float64) string { return FormatPct(p / 100) }
+func pct100(p float64) string { return units.Pct(p / 100) }
 
 // keyRanking is the ranking of every entity's variants, best first, one group per entity
 // (and run, when several are shown).

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // Direction of a figure: which value wins.
@@ -168,7 +169,7 @@ func (ms *metricSet) coverage() {
 		}
 		return float64(s.V.Coverage.ServedOps)
 	})
-	ms.add("coverage", "offered traffic served", 0, FormatPct, func(s *side) float64 {
+	ms.add("coverage", "offered traffic served", 0, units.Pct, func(s *side) float64 {
 		if s.V.Coverage.Ops == 0 {
 			return nan
 		}
@@ -203,33 +204,33 @@ func (ms *metricSet) latency(group string, get func(*side) *results.OpStats) {
 			return f(o)
 		})
 	}
-	ms.add(group, "achieved/s", higherWins, FormatCount, of(func(o *results.OpStats) float64 { return o.AchievedRate }))
-	ms.add(group, "achieved / target", higherWins, FormatPct, of(func(o *results.OpStats) float64 {
+	ms.add(group, "achieved/s", higherWins, units.Count, of(func(o *results.OpStats) float64 { return o.AchievedRate }))
+	ms.add(group, "achieved / target", higherWins, units.Pct, of(func(o *results.OpStats) float64 {
 		if o.TargetRate > 0 {
 			return o.AchievedRate / o.TargetRate
 		}
 		return nan
 	}))
-	ms.add(group, "p50", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P50 }))
-	ms.add(group, "p90", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P90 }))
-	ms.add(group, "p99", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P99 }))
-	ms.add(group, "p99.9", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P999 }))
-	ms.add(group, "p99.99", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P9999 }))
-	ms.add(group, "max", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.Max }))
-	ms.add(group, "service p99", lowerWins, FormatMs, of(func(o *results.OpStats) float64 {
+	ms.add(group, "p50", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P50 }))
+	ms.add(group, "p90", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P90 }))
+	ms.add(group, "p99", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P99 }))
+	ms.add(group, "p99.9", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P999 }))
+	ms.add(group, "p99.99", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P9999 }))
+	ms.add(group, "max", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.Max }))
+	ms.add(group, "service p99", lowerWins, units.Ms, of(func(o *results.OpStats) float64 {
 		if o.Service.Count > 0 {
 			return o.Service.P99
 		}
 		return nan
 	}))
-	ms.add(group, "error rate", lowerWins, FormatPct, of(func(o *results.OpStats) float64 { return o.ErrorRate }))
-	ms.add(group, "late share", lowerWins, FormatPct, of(func(o *results.OpStats) float64 {
+	ms.add(group, "error rate", lowerWins, units.Pct, of(func(o *results.OpStats) float64 { return o.ErrorRate }))
+	ms.add(group, "late share", lowerWins, units.Pct, of(func(o *results.OpStats) float64 {
 		if o.Scheduled > 0 {
 			return float64(o.Late) / float64(o.Scheduled)
 		}
 		return nan
 	}))
-	ms.add(group, "dropped", lowerWins, func(v float64) string { return FormatCount(v) }, of(func(o *results.OpStats) float64 { return float64(o.Dropped) }))
+	ms.add(group, "dropped", lowerWins, func(v float64) string { return units.Count(v) }, of(func(o *results.OpStats) float64 { return float64(o.Dropped) }))
 }
 
 // hot is a hot-partition figure of a side; nan where the side has no hotspots.
@@ -264,14 +265,14 @@ func (ms *metricSet) nodes() {
 
 // partitions is the hottest partition and the largest projected partition of a side.
 func (ms *metricSet) partitions() {
-	ms.add("partitions", "hottest partition share", lowerWins, FormatPct, hot(func(h *results.HotspotsVariant) float64 {
+	ms.add("partitions", "hottest partition share", lowerWins, units.Pct, hot(func(h *results.HotspotsVariant) float64 {
 		p, _ := hottest(h)
 		if p == nil {
 			return nan
 		}
 		return p.Share
 	}))
-	ms.add("partitions", "largest projected size", lowerWins, FormatBytes, hot(func(h *results.HotspotsVariant) float64 {
+	ms.add("partitions", "largest projected size", lowerWins, units.Bytes, hot(func(h *results.HotspotsVariant) float64 {
 		big, _ := largestProjection(h)
 		if big == nil {
 			return nan
@@ -306,14 +307,14 @@ func (ms *metricSet) entity(e string) {
 			return f(best)
 		})
 	}
-	ms.add(group, "hottest partition share", lowerWins, FormatPct, busiest(func(t *results.TableHotspots) float64 {
+	ms.add(group, "hottest partition share", lowerWins, units.Pct, busiest(func(t *results.TableHotspots) float64 {
 		if len(t.Top) == 0 {
 			return nan
 		}
 		return t.Top[0].Share
 	}))
-	ms.add(group, "top 1% of partitions take", lowerWins, FormatPct, busiest(func(t *results.TableHotspots) float64 { return topShare(t, 0.01) }))
-	ms.add(group, "largest projected size", lowerWins, FormatBytes, busiest(func(t *results.TableHotspots) float64 {
+	ms.add(group, "top 1% of partitions take", lowerWins, units.Pct, busiest(func(t *results.TableHotspots) float64 { return topShare(t, 0.01) }))
+	ms.add(group, "largest projected size", lowerWins, units.Bytes, busiest(func(t *results.TableHotspots) float64 {
 		var mx float64 = nan
 		for _, pr := range t.Projections {
 			if math.IsNaN(mx) || float64(pr.ProjectedBytes) > mx {

@@ -19,6 +19,7 @@ import (
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 	"github.com/shardbench/shardbench/reports"
 	"github.com/shardbench/shardbench/workloads"
 )
@@ -358,7 +359,7 @@ func printAnalysis(w io.Writer, doc *results.Analysis) {
 			common := "-"
 			if len(kc.MostCommonValues) > 0 {
 				mc := kc.MostCommonValues[0]
-				common = reports.Truncate(mc.Value, 36) + " " + reports.FormatPct(mc.Share)
+				common = reports.Truncate(mc.Value, 36) + " " + units.Pct(mc.Share)
 			}
 			mono := fmt.Sprintf("%s %.2f", kc.Monotonicity.Type, kc.Monotonicity.RecordIDCorrelationCoefficient)
 			if m := kc.MonotonicityWithinPrefix; m != nil {
@@ -408,7 +409,7 @@ func serverRow(sk *results.ServerKeyAnalysis) string {
 		docs, distinct = fmt.Sprint(kc.NumDocsTotal), fmt.Sprint(kc.NumDistinctValues)
 		if len(kc.MostCommonValues) > 0 && kc.NumDocsTotal > 0 {
 			mc := kc.MostCommonValues[0]
-			common = reports.Truncate(mc.Value, 36) + " " + reports.FormatPct(float64(mc.Frequency)/float64(kc.NumDocsTotal))
+			common = reports.Truncate(mc.Value, 36) + " " + units.Pct(float64(mc.Frequency)/float64(kc.NumDocsTotal))
 		}
 		mono = fmt.Sprintf("%s %.2f", kc.Monotonicity.Type, kc.Monotonicity.RecordIDCorrelationCoefficient)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/shardbench/shardbench/internal/gate"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/internal/units"
 	"github.com/shardbench/shardbench/reports"
 )
 
@@ -637,7 +638,7 @@ func (cr *capacityRun) printStart() {
 		how = fmt.Sprintf("steps of %s after %s warm-up at multiples of the peak %s/s, one variant after another, within %s", o.Step, o.Warmup, humanCount(cr.peak.Rate), o.MaxDuration)
 	}
 	fmt.Fprintf(o.IO.ErrOut, "shardbench: capacity of %s on %s: %d variant(s); SLO %s; from ×%s (growth %g, precision %s) → %s\n  %s\n",
-		cr.in.Scenario.Name, o.Backend, len(cr.in.Variants), cr.slo.Source, capacity.MultipleText(o.Start), o.Growth, reports.FormatPct(o.Precision), cr.out, how)
+		cr.in.Scenario.Name, o.Backend, len(cr.in.Variants), cr.slo.Source, capacity.MultipleText(o.Start), o.Growth, units.Pct(o.Precision), cr.out, how)
 }
 
 func (cr *capacityRun) printProbe(p results.CapacityProbe) {

@@ -15,6 +15,7 @@ import (
 	"github.com/shardbench/shardbench/internal/hotspot"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 	"github.com/shardbench/shardbench/reports"
 )
 
@@ -155,7 +156,7 @@ func printPlan(w io.Writer, hot *results.Hotspots) {
 			hottest, share, where := "-", "-", "-"
 			if len(t.Top) > 0 {
 				p := t.Top[0]
-				hottest, share = reports.Truncate(p.Key, 48), reports.FormatPct(p.Share)
+				hottest, share = reports.Truncate(p.Key, 48), units.Pct(p.Share)
 				switch {
 				case len(p.Replicas) > 0:
 					where = "token " + p.Token + " on " + strings.Join(p.Replicas, ",")
@@ -189,7 +190,7 @@ func shardLine(t *results.TableHotspots) string {
 	for _, s := range t.Shards {
 		share := "-"
 		if ops > 0 {
-			share = reports.FormatPct(float64(s.Ops) / float64(ops))
+			share = units.Pct(float64(s.Ops) / float64(ops))
 		}
 		chunks := fmt.Sprintf("%d chunks", s.Chunks)
 		if len(s.Jumbo) > 0 {

@@ -252,16 +252,6 @@ func nodesOf(h *results.Hotspots, variant string) int {
 	return 0
 }
 
-func pct(f float64) string {
-	switch {
-	case f >= 0.1:
-		return fmt.Sprintf("%.0f%%", 100*f)
-	case f >= 0.01:
-		return fmt.Sprintf("%.1f%%", 100*f)
-	}
-	return fmt.Sprintf("%.2f%%", 100*f)
-}
-
 // FromDirs judges a results directory: its summary.json and hotspots.json, and the
 // analysis.json and capacity.json of the directory itself or of analysisDir and
 // capacityDir when given (a key analysis and a capacity search write their own
