@@ -188,7 +188,7 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 	}
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "analysed %d operations per variant in %s (%s keys, %s keys/s, all variants)\n",
-			doc.Operations, took.Round(time.Millisecond), humanCount(float64(keys)), humanCount(float64(keys)/took.Seconds()))
+			doc.Operations, took.Round(time.Millisecond), units.Count(float64(keys)), units.Count(float64(keys)/took.Seconds()))
 		printAnalysis(opts.IO.Out, doc)
 		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", filepath.Join(out, results.AnalysisFile))
 	}

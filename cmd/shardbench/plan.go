@@ -95,7 +95,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	}
 	if !opts.Quiet {
 		keys := float64(placedKeys(variants))
-		fmt.Fprintf(opts.IO.ErrOut, "placed in %s (%s keys, %s keys/s, all variants)\n", took.Round(time.Millisecond), humanCount(keys), humanCount(keys/took.Seconds()))
+		fmt.Fprintf(opts.IO.ErrOut, "placed in %s (%s keys, %s keys/s, all variants)\n", took.Round(time.Millisecond), units.Count(keys), units.Count(keys/took.Seconds()))
 		printPlan(opts.IO.Out, hot)
 		if err := reports.WriteText(opts.IO.Out, &results.Summary{}, hot); err != nil {
 			return err
