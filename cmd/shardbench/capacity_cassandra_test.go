@@ -112,12 +112,17 @@ func TestCapacityOnRealCassandra(t *testing.T) {
 		}
 		return gr.Verdict == results.GatePass
 	}
+	// The cluster shares two cores with the test packages that run beside this one (the
+	// simulator's, Chromium's), so its capacity moves by tens of percent from minute to
+	// minute: the fixed runs check the answer to within a factor of two (a rate twice the
+	// breaking one fails, half the sustained one passes), not to the search's precision.
+	const margin = 2.0
 	verifying := time.Now()
 	defer func() { t.Logf("verifying runs took %s", time.Since(verifying).Round(time.Second)) }()
 	for _, tc := range []struct {
 		m    float64
 		pass bool
-	}{{v.Breaks * (1 + precision), false}, {v.Sustains / (1 + precision), true}} {
+	}{{v.Breaks * margin, false}, {v.Sustains / margin, true}} {
 		got := verify(tc.m)
 		if got != tc.pass {
 			t.Logf("run at ×%g: SLO held=%v, the search said %v; on a shared machine that can be noise: running it once more", tc.m, got, tc.pass)

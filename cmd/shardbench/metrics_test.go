@@ -281,6 +281,7 @@ load:
   phases:
     - {name: a, type: constant, rate: 200, duration: 4s}
 mix: `+tc.mix+`
+population: {users: 2000, sessions: 4000, carts: 1000, products: 1000, orders_per_user: 3}
 backends:
   `+tc.options+`
 designs:

@@ -54,7 +54,9 @@ type Backend struct {
 	// loaded is what the load step wrote (nil: none ran); reads counts, per read step,
 	// the reads and the rows they returned.
 	loaded *backend.LoadResult
-	reads  *backend.ReadRows
+	// loadRetries counts the load's writes tried again (retryLoadWrite).
+	loadRetries atomic.Int64
+	reads       *backend.ReadRows
 
 	// scratch holds what Execute reuses (*scratch).
 	scratch sync.Pool

@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/shardbench/shardbench/internal/backend"
 	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/results"
 )
 
@@ -40,6 +42,9 @@ func (b *Backend) load(ctx context.Context) error {
 		return fmt.Errorf("cassandra %s: %s", b.target.redacted, b.log.Redact(err.Error()))
 	}
 	b.log.Note("%s", r)
+	if n := b.loadRetries.Load(); n > 0 {
+		b.log.Note("load: %d writes at ALL were tried again after a timeout or an unavailable replica (up to %d tries each)", n, loadAttempts)
+	}
 	return nil
 }
 
@@ -101,18 +106,18 @@ func (b *Backend) writeRows(ctx context.Context, l *design.Loader, rows []backen
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			var err error
-			if g.to-g.from == 1 {
-				r := &rows[g.from]
-				err = b.session.Query(cql, args(&r.A, &r.Op, nil)...).Consistency(cl).Idempotent(true).ExecContext(ctx)
-			} else {
+			err := b.retryLoadWrite(ctx, func() error {
+				if g.to-g.from == 1 {
+					r := &rows[g.from]
+					return b.session.Query(cql, args(&r.A, &r.Op, nil)...).Consistency(cl).Idempotent(true).ExecContext(ctx)
+				}
 				bt := b.session.Batch(gocql.UnloggedBatch).Consistency(cl)
 				for i := g.from; i < g.to; i++ {
 					r := &rows[i]
 					bt.Query(cql, args(&r.A, &r.Op, nil)...)
 				}
-				err = bt.ExecContext(ctx)
-			}
+				return bt.ExecContext(ctx)
+			})
 			if err != nil {
 				mu.Lock()
 				first = err
@@ -122,6 +127,41 @@ func (b *Backend) writeRows(ctx context.Context, l *design.Loader, rows []backen
 	}
 	wg.Wait()
 	return first
+}
+
+// loadAttempts bounds the tries of one load write. A load writes every row of the
+// population at ALL, so one slow replica (a node restarting, compacting or sharing its
+// CPU) times a write out; the population is not the measurement, and an insert is
+// idempotent, so a timed-out write is tried again, after a pause that doubles from
+// loadBackoff, instead of losing the load. Retries are counted and said after the load.
+const (
+	loadAttempts = 6
+	loadBackoff  = 250 * time.Millisecond
+)
+
+// retryLoadWrite runs write until it succeeds, fails with an error no retry can mend
+// (anything but a timeout, an unavailable replica or an overloaded coordinator), or has
+// been tried loadAttempts times.
+func (b *Backend) retryLoadWrite(ctx context.Context, write func() error) error {
+	pause := loadBackoff
+	for attempt := 1; ; attempt++ {
+		err := write()
+		if err == nil || attempt == loadAttempts {
+			return err
+		}
+		switch Classify(err, ctx.Err()) {
+		case metrics.Timeout, metrics.Unavailable, metrics.Overloaded:
+		default:
+			return err
+		}
+		b.loadRetries.Add(1)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
 }
 
 // loadTableView is the load as server.json shows it: per table the rows and bytes
