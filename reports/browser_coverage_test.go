@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // coverageProbe reads, from the rendered page, the overview table and every table row
@@ -124,7 +125,7 @@ func checkOverview(t *testing.T, sum *results.Summary, rows [][]string) {
 		if merged.TotalCount() == 0 {
 			continue
 		}
-		want := FormatMs(float64(merged.ValueAtPercentile(50)) / 1e6)
+		want := units.Ms(float64(merged.ValueAtPercentile(50)) / 1e6)
 		if got := r[col["p50"]]; got != want {
 			t.Errorf("%s: overview p50 %s, the served operations merged give %s", v.Name, got, want)
 		}

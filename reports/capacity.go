@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // ---- the capacity curve ----
@@ -96,14 +97,14 @@ func capacityChart(c *results.Capacity) (*figure, error) {
 	if c.PeakRate > 0 {
 		x := math.Log10(c.PeakRate)
 		span(x, ylo)
-		p.Add(vmarks{{X: x, Label: "scenario peak " + FormatCount(c.PeakRate) + "/s", Color: grey, Dash: []vg.Length{vg.Points(4), vg.Points(3)}}})
+		p.Add(vmarks{{X: x, Label: "scenario peak " + units.Count(c.PeakRate) + "/s", Color: grey, Dash: []vg.Length{vg.Points(4), vg.Points(3)}}})
 	}
 	if b := c.SLO.P99BoundMs; b > 0 {
 		y := math.Log10(b)
 		span(xlo, y)
 		sty := lineStyle(eventRed, 1.4, []vg.Length{vg.Points(7), vg.Points(4)})
-		p.Add(hline{Y: y, Line: sty, Label: "SLO p99 " + FormatMs(b)})
-		legend = append(legend, legendEntry{"SLO: p99 < " + FormatMs(b), lineThumb(sty)})
+		p.Add(hline{Y: y, Line: sty, Label: "SLO p99 " + units.Ms(b)})
+		legend = append(legend, legendEntry{"SLO: p99 < " + units.Ms(b), lineThumb(sty)})
 	}
 	if full {
 		legend = append(legend, legendEntry{"whole schedule, SLO held", boxThumb{Color: grey}}, legendEntry{"whole schedule, SLO failed", squareThumb{}})
@@ -175,7 +176,7 @@ func (squareThumb) Thumbnail(c *draw.Canvas) {
 // best first (capacityOrder), then what breaks first for each in a sentence.
 func WriteCapacityText(w io.Writer, c *results.Capacity) error {
 	fmt.Fprintf(w, "capacity of %s on %s (%s): SLO %s [%s] on the operations each design serves; precision %s; scenario peak %s/s (%s)\n",
-		c.Scenario.Name, c.Backend.Name, capacityMethod(c), c.SLO.Source, strings.Join(c.SLO.Rules, "; "), FormatPct(c.Precision), FormatCount(c.PeakRate), c.PeakPhase)
+		c.Scenario.Name, c.Backend.Name, capacityMethod(c), c.SLO.Source, strings.Join(c.SLO.Rules, "; "), units.Pct(c.Precision), units.Count(c.PeakRate), c.PeakPhase)
 	order := c.Ranking()
 	width := len("variant")
 	for _, i := range order {
@@ -216,9 +217,9 @@ func WriteCapacityText(w io.Writer, c *results.Capacity) error {
 func capacityMethod(c *results.Capacity) string {
 	switch {
 	case c.Method == results.CapacitySimulated && c.Window != nil:
-		return fmt.Sprintf("windows %s–%s of the schedule, confirmed on the whole %s", FormatSeconds(c.Window.FromS), FormatSeconds(c.Window.ToS), FormatSeconds(c.Window.ScheduleS))
+		return fmt.Sprintf("windows %s–%s of the schedule, confirmed on the whole %s", units.Seconds(c.Window.FromS), units.Seconds(c.Window.ToS), units.Seconds(c.Window.ScheduleS))
 	case c.Stepping != nil:
-		return fmt.Sprintf("steps of %s after %s warm-up", FormatSeconds(c.Stepping.StepS), FormatSeconds(c.Stepping.WarmupS))
+		return fmt.Sprintf("steps of %s after %s warm-up", units.Seconds(c.Stepping.StepS), units.Seconds(c.Stepping.WarmupS))
 	}
 	return c.Method
 }
@@ -260,7 +261,7 @@ func countOrDash(v float64) string {
 	if v <= 0 {
 		return "-"
 	}
-	return FormatCount(v)
+	return units.Count(v)
 }
 
 func yesNo(b bool) string {
@@ -400,7 +401,7 @@ func capacityAnswerTable(c *results.Capacity) *table {
 	t := &table{Caption: fmt.Sprintf("Ranked by the multiple of the scenario's load each variant "+
 		"sustains within its SLO (precision %s). Headroom is against the scenario's own peak "+
 		"of %s/s.",
-		FormatPct(c.Precision), FormatCount(c.PeakRate)),
+		units.Pct(c.Precision), units.Count(c.PeakRate)),
 		Head: heads("variant", "sustains", "served/s at peak", "offered/s at peak", "headroom", "breaks at", "confirmed", "what breaks first")}
 	for _, k := range []int{1, 2, 3, 4, 5, 6} {
 		t.Head[k].Class = "num"
@@ -457,10 +458,10 @@ func capacitySearchTables(c *results.Capacity) (*table, *table) {
 		{"backend", strings.TrimSpace(c.Backend.Name + " " + c.Backend.Target + " " + c.Backend.Server)},
 		{"method", capacityMethod(c)},
 		{"SLO", c.SLO.Source + ": " + strings.Join(c.SLO.Rules, "; ") + " (operations each design serves)"},
-		{"precision", FormatPct(c.Precision) + " between the last multiple that held and the first that failed"},
+		{"precision", units.Pct(c.Precision) + " between the last multiple that held and the first that failed"},
 		{"multiples tried", "×" + multipleText(c.MinMultiple) + " to ×" + multipleText(c.MaxMultiple)},
-		{"scenario peak", FormatCount(c.PeakRate) + "/s in " + c.PeakPhase},
-		{"wall time", FormatSeconds(c.EndedAt.Sub(c.StartedAt).Seconds()) + fmt.Sprintf(" for %d probes", len(c.Probes))},
+		{"scenario peak", units.Count(c.PeakRate) + "/s in " + c.PeakPhase},
+		{"wall time", units.Seconds(c.EndedAt.Sub(c.StartedAt).Seconds()) + fmt.Sprintf(" for %d probes", len(c.Probes))},
 	}
 	probes := &table{Caption: "Every run of the search, in order; each is a results directory under steps/.", Head: heads("step", "kind", "multiple", "variants", "failed", "wall")}
 	probes.Head[2].Class, probes.Head[5].Class = "num", "num"
@@ -470,7 +471,7 @@ func capacitySearchTables(c *results.Capacity) (*table, *table) {
 			failed = "error: " + p.Error
 		}
 		probes.Rows = append(probes.Rows, row{Cells: []cell{{Text: p.Step}, {Text: p.Kind}, {Text: "×" + multipleText(p.Multiple), Class: "num"},
-			{Text: fmt.Sprint(len(p.Variants)), Class: "num"}, {Text: failed, Class: "wrap"}, {Text: FormatSeconds(p.WallS), Class: "num"}}})
+			{Text: fmt.Sprint(len(p.Variants)), Class: "num"}, {Text: failed, Class: "wrap"}, {Text: units.Seconds(p.WallS), Class: "num"}}})
 	}
 	return kv(rows...), probes
 }

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // Chart is one PNG of a report.
@@ -466,7 +467,7 @@ func errorsChart(sides []*side, maxSeries int) (*figure, int, error) {
 		if len(sides) > 1 {
 			label = es.side.Label + ": " + es.class
 		}
-		legend = append(legend, legendEntry{fmt.Sprintf("%s (%s)", label, FormatCount(float64(es.total))), lineThumb(ls)})
+		legend = append(legend, legendEntry{fmt.Sprintf("%s (%s)", label, units.Count(float64(es.total))), lineThumb(ls)})
 	}
 	p.Add(tm.marks)
 	if logY {

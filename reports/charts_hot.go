@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // Charts of the hot-partition section: load per node or shard, cumulative share of the
@@ -133,9 +134,9 @@ func cumulativeChart(entity string, sides []*side, maxLines int) (*figure, int, 
 			if len(tables) > 1 || len(sides) == 1 {
 				label += " · " + shortTable(t.Table)
 			}
-			fig := fmt.Sprintf("top 1%%: %s", FormatPct(topShare(t, 0.01)))
+			fig := fmt.Sprintf("top 1%%: %s", units.Pct(topShare(t, 0.01)))
 			if t.Partitions < 100 && len(t.Top) > 0 {
-				fig = "hottest: " + FormatPct(t.Top[0].Share)
+				fig = "hottest: " + units.Pct(t.Top[0].Share)
 			}
 			legend = append(legend, legendEntry{fmt.Sprintf("%s (%s)", label, fig), lineThumb(ln.LineStyle)})
 			lines++
@@ -217,7 +218,7 @@ func topPartitionsChart(s *side, maxBars int) (*figure, error) {
 			legend = append(legend, legendEntry{shortTable(e.t.Table), boxThumb{c}})
 		}
 		b.Colors = append(b.Colors, c)
-		b.Texts = append(b.Texts, fmt.Sprintf("%s · %s ops", FormatPct(e.p.Share), FormatCount(float64(e.p.Ops))))
+		b.Texts = append(b.Texts, fmt.Sprintf("%s · %s ops", units.Pct(e.p.Share), units.Count(float64(e.p.Ops))))
 		labels = append(labels, Truncate(e.p.Key, 40))
 	}
 	p := newPlot(fmt.Sprintf("%s: hottest partitions", s.Label), "share of its table's operations", "")
@@ -276,7 +277,7 @@ func nodeLoadChart(s *side) (*figure, error) {
 		p.X.Tick.Label.XAlign = draw.XRight
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
-	p.Add(hband{Lo: mean * 0.7, Mid: mean, Hi: mean * 1.3, Fill: bandGreen, Line: lineStyle(black, 1.2, []vg.Length{vg.Points(5), vg.Points(3)}), Label: "mean " + FormatCount(mean)})
+	p.Add(hband{Lo: mean * 0.7, Mid: mean, Hi: mean * 1.3, Fill: bandGreen, Line: lineStyle(black, 1.2, []vg.Length{vg.Points(5), vg.Points(3)}), Label: "mean " + units.Count(mean)})
 	gridOnly(p, true, false)
 	p.Add(b)
 	p.Y.Min = 0
@@ -334,9 +335,9 @@ func sizeChart(s *side, maxBars int) (*figure, error) {
 			c = hotRed
 		}
 		b.Colors = append(b.Colors, c)
-		text := FormatBytes(v)
+		text := units.Bytes(v)
 		if e.pr.LimitRows > 0 && e.pr.ProjectedRows > e.pr.LimitRows {
-			text += fmt.Sprintf(", %s rows > %s", FormatCount(float64(e.pr.ProjectedRows)), FormatCount(float64(e.pr.LimitRows)))
+			text += fmt.Sprintf(", %s rows > %s", units.Count(float64(e.pr.ProjectedRows)), units.Count(float64(e.pr.LimitRows)))
 		}
 		b.Texts = append(b.Texts, text)
 		labels = append(labels, Truncate(shortTable(e.table)+" "+e.pr.Key, 40))
@@ -368,7 +369,7 @@ func sizeChart(s *side, maxBars int) (*figure, error) {
 		if logX {
 			x = math.Log10(x)
 		}
-		marks = append(marks, vmark{X: x, Label: "limit " + FormatBytes(float64(l)), Color: hotRed, Width: 1.6, Dash: []vg.Length{vg.Points(6), vg.Points(3)}, Bottom: true})
+		marks = append(marks, vmark{X: x, Label: "limit " + units.Bytes(float64(l)), Color: hotRed, Width: 1.6, Dash: []vg.Length{vg.Points(6), vg.Points(3)}, Bottom: true})
 	}
 	p.Add(marks)
 	if logX {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // Direction of a figure: which value wins.
@@ -111,153 +112,188 @@ func compareOps(sides []*side) *comparison {
 	return c
 }
 
-// comparisonMetrics lists every comparable figure of the sides.
+// comparisonMetrics lists every comparable figure of the sides: coverage, latency of
+// all the operations they have in common, nodes and shards, partitions, each entity,
+// then latency per operation.
 func comparisonMetrics(sides []*side, cmp *comparison) []*metric {
-	var out []*metric
-	add := func(group, name string, better int, format func(float64) string, get func(*side) float64) {
-		m := &metric{Group: group, Name: name, Better: better, Format: format}
-		any := false
-		for _, s := range sides {
-			v := get(s)
-			m.Values = append(m.Values, v)
-			any = any || !math.IsNaN(v)
-		}
-		if any {
-			out = append(out, m)
-		}
-	}
-	latencyRows := func(group string, get func(*side) *results.OpStats) {
-		op := func(s *side) *results.OpStats {
-			o := get(s)
-			if o == nil || (o.Completed == 0 && o.Response.Count == 0) {
-				return nil
-			}
-			return o
-		}
-		lat := func(f func(o *results.OpStats) float64) func(*side) float64 {
-			return func(s *side) float64 {
-				o := op(s)
-				if o == nil || o.Response.Count == 0 {
-					return nan
-				}
-				return f(o)
-			}
-		}
-		add(group, "achieved/s", higherWins, FormatCount, func(s *side) float64 {
-			if o := op(s); o != nil {
-				return o.AchievedRate
-			}
-			return nan
-		})
-		add(group, "achieved / target", higherWins, FormatPct, func(s *side) float64 {
-			if o := op(s); o != nil && o.TargetRate > 0 {
-				return o.AchievedRate / o.TargetRate
-			}
-			return nan
-		})
-		add(group, "p50", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P50 }))
-		add(group, "p90", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P90 }))
-		add(group, "p99", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P99 }))
-		add(group, "p99.9", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P999 }))
-		add(group, "p99.99", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.P9999 }))
-		add(group, "max", lowerWins, FormatMs, lat(func(o *results.OpStats) float64 { return o.Response.Max }))
-		add(group, "service p99", lowerWins, FormatMs, func(s *side) float64 {
-			if o := op(s); o != nil && o.Service.Count > 0 {
-				return o.Service.P99
-			}
-			return nan
-		})
-		add(group, "error rate", lowerWins, FormatPct, func(s *side) float64 {
-			if o := op(s); o != nil {
-				return o.ErrorRate
-			}
-			return nan
-		})
-		add(group, "late share", lowerWins, FormatPct, func(s *side) float64 {
-			if o := op(s); o != nil && o.Scheduled > 0 {
-				return float64(o.Late) / float64(o.Scheduled)
-			}
-			return nan
-		})
-		add(group, "dropped", lowerWins, func(v float64) string { return FormatCount(v) }, func(s *side) float64 {
-			if o := op(s); o != nil {
-				return float64(o.Dropped)
-			}
-			return nan
-		})
-	}
-	add("coverage", "operations served", 0, func(v float64) string { return fmt.Sprintf("%.0f", v) }, func(s *side) float64 {
-		if s.V.Coverage.Ops == 0 {
-			return nan
-		}
-		return float64(s.V.Coverage.ServedOps)
-	})
-	add("coverage", "offered traffic served", 0, FormatPct, func(s *side) float64 {
-		if s.V.Coverage.Ops == 0 {
-			return nan
-		}
-		return s.V.Coverage.ServedShare
-	})
+	ms := &metricSet{sides: sides}
+	ms.coverage()
 	allGroup := "all operations"
 	if cmp.partial {
 		allGroup = fmt.Sprintf("the %d operations every variant serves", len(cmp.common))
 	}
 	if len(cmp.common) > 0 || !cmp.partial {
-		latencyRows(allGroup, func(s *side) *results.OpStats { return cmp.totals[s.Index] })
+		ms.latency(allGroup, func(s *side) *results.OpStats { return cmp.totals[s.Index] })
 	}
-	// Hot partitions: per variant, then per entity.
-	hotGet := func(f func(h *results.HotspotsVariant) float64) func(*side) float64 {
+	ms.nodes()
+	ms.partitions()
+	for _, e := range entities(sides) {
+		ms.entity(e)
+	}
+	for _, op := range cmp.ops {
+		ms.latency("operation "+op, func(s *side) *results.OpStats {
+			if o := s.V.Op(op); o != nil && o.Served() {
+				return o
+			}
+			return nil // not served: no figure, never a win
+		})
+	}
+	return ms.out
+}
+
+// metricSet collects the metrics of a comparison, in the order the table shows them.
+type metricSet struct {
+	sides []*side
+	out   []*metric
+}
+
+// add evaluates one figure for every side; a figure no side has is left out.
+func (ms *metricSet) add(group, name string, better int, format func(float64) string, get func(*side) float64) {
+	m := &metric{Group: group, Name: name, Better: better, Format: format}
+	measured := false
+	for _, s := range ms.sides {
+		v := get(s)
+		m.Values = append(m.Values, v)
+		measured = measured || !math.IsNaN(v)
+	}
+	if measured {
+		ms.out = append(ms.out, m)
+	}
+}
+
+// coverage is how much of the offered stream each side serves: shown, never won.
+func (ms *metricSet) coverage() {
+	ms.add("coverage", "operations served", 0, func(v float64) string { return fmt.Sprintf("%.0f", v) }, func(s *side) float64 {
+		if s.V.Coverage.Ops == 0 {
+			return nan
+		}
+		return float64(s.V.Coverage.ServedOps)
+	})
+	ms.add("coverage", "offered traffic served", 0, units.Pct, func(s *side) float64 {
+		if s.V.Coverage.Ops == 0 {
+			return nan
+		}
+		return s.V.Coverage.ServedShare
+	})
+}
+
+// latency is the throughput, latency, error, late and dropped figures of the operations
+// get returns for a side (nil or nothing done: no figure).
+func (ms *metricSet) latency(group string, get func(*side) *results.OpStats) {
+	op := func(s *side) *results.OpStats {
+		o := get(s)
+		if o == nil || (o.Completed == 0 && o.Response.Count == 0) {
+			return nil
+		}
+		return o
+	}
+	// of is a figure of a side's operations; nan where it has none.
+	of := func(f func(o *results.OpStats) float64) func(*side) float64 {
 		return func(s *side) float64 {
-			if s.Hot == nil {
+			if o := op(s); o != nil {
+				return f(o)
+			}
+			return nan
+		}
+	}
+	lat := func(f func(o *results.OpStats) float64) func(*side) float64 {
+		return of(func(o *results.OpStats) float64 {
+			if o.Response.Count == 0 {
 				return nan
 			}
-			return f(s.Hot)
-		}
+			return f(o)
+		})
 	}
-	add("nodes / shards", "max/mean load", lowerWins, FormatRatio, hotGet(func(h *results.HotspotsVariant) float64 { return maxOverMean(h) }))
-	add("nodes / shards", "CV of load", lowerWins, FormatFloat, hotGet(func(h *results.HotspotsVariant) float64 {
-		if len(h.Nodes) == 0 {
-			return nan
+	ms.add(group, "achieved/s", higherWins, units.Count, of(func(o *results.OpStats) float64 { return o.AchievedRate }))
+	ms.add(group, "achieved / target", higherWins, units.Pct, of(func(o *results.OpStats) float64 {
+		if o.TargetRate > 0 {
+			return o.AchievedRate / o.TargetRate
 		}
-		return h.Balance.CV
+		return nan
 	}))
-	add("nodes / shards", "Gini of load", lowerWins, FormatFloat, hotGet(func(h *results.HotspotsVariant) float64 {
-		if len(h.Nodes) == 0 {
-			return nan
+	ms.add(group, "p50", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P50 }))
+	ms.add(group, "p90", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P90 }))
+	ms.add(group, "p99", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P99 }))
+	ms.add(group, "p99.9", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P999 }))
+	ms.add(group, "p99.99", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.P9999 }))
+	ms.add(group, "max", lowerWins, units.Ms, lat(func(o *results.OpStats) float64 { return o.Response.Max }))
+	ms.add(group, "service p99", lowerWins, units.Ms, of(func(o *results.OpStats) float64 {
+		if o.Service.Count > 0 {
+			return o.Service.P99
 		}
-		return h.Balance.Gini
+		return nan
 	}))
-	add("nodes / shards", "nodes over 30%", lowerWins, func(v float64) string { return fmt.Sprintf("%.0f", v) }, hotGet(func(h *results.HotspotsVariant) float64 {
-		if len(h.Nodes) == 0 {
+	ms.add(group, "error rate", lowerWins, units.Pct, of(func(o *results.OpStats) float64 { return o.ErrorRate }))
+	ms.add(group, "late share", lowerWins, units.Pct, of(func(o *results.OpStats) float64 {
+		if o.Scheduled > 0 {
+			return float64(o.Late) / float64(o.Scheduled)
+		}
+		return nan
+	}))
+	ms.add(group, "dropped", lowerWins, func(v float64) string { return units.Count(v) }, of(func(o *results.OpStats) float64 { return float64(o.Dropped) }))
+}
+
+// hot is a hot-partition figure of a side; nan where the side has no hotspots.
+func hot(f func(h *results.HotspotsVariant) float64) func(*side) float64 {
+	return func(s *side) float64 {
+		if s.Hot == nil {
 			return nan
 		}
+		return f(s.Hot)
+	}
+}
+
+// nodes is how evenly the load spreads over the nodes or shards.
+func (ms *metricSet) nodes() {
+	const group = "nodes / shards"
+	// spread is a figure of the node loads; nan without any.
+	spread := func(f func(h *results.HotspotsVariant) float64) func(*side) float64 {
+		return hot(func(h *results.HotspotsVariant) float64 {
+			if len(h.Nodes) == 0 {
+				return nan
+			}
+			return f(h)
+		})
+	}
+	ms.add(group, "max/mean load", lowerWins, FormatRatio, hot(maxOverMean))
+	ms.add(group, "CV of load", lowerWins, FormatFloat, spread(func(h *results.HotspotsVariant) float64 { return h.Balance.CV }))
+	ms.add(group, "Gini of load", lowerWins, FormatFloat, spread(func(h *results.HotspotsVariant) float64 { return h.Balance.Gini }))
+	ms.add(group, "nodes over 30%", lowerWins, func(v float64) string { return fmt.Sprintf("%.0f", v) }, spread(func(h *results.HotspotsVariant) float64 {
 		return float64(len(overList(h)))
 	}))
-	add("partitions", "hottest partition share", lowerWins, FormatPct, hotGet(func(h *results.HotspotsVariant) float64 {
+}
+
+// partitions is the hottest partition and the largest projected partition of a side.
+func (ms *metricSet) partitions() {
+	ms.add("partitions", "hottest partition share", lowerWins, units.Pct, hot(func(h *results.HotspotsVariant) float64 {
 		p, _ := hottest(h)
 		if p == nil {
 			return nan
 		}
 		return p.Share
 	}))
-	add("partitions", "largest projected size", lowerWins, FormatBytes, hotGet(func(h *results.HotspotsVariant) float64 {
+	ms.add("partitions", "largest projected size", lowerWins, units.Bytes, hot(func(h *results.HotspotsVariant) float64 {
 		big, _ := largestProjection(h)
 		if big == nil {
 			return nan
 		}
 		return float64(big.ProjectedBytes)
 	}))
-	add("partitions", "projections over limit", lowerWins, func(v float64) string { return fmt.Sprintf("%.0f", v) }, hotGet(func(h *results.HotspotsVariant) float64 {
+	ms.add("partitions", "projections over limit", lowerWins, func(v float64) string { return fmt.Sprintf("%.0f", v) }, hot(func(h *results.HotspotsVariant) float64 {
 		big, over := largestProjection(h)
 		if big == nil {
 			return nan
 		}
 		return float64(over)
 	}))
-	for _, e := range entities(sides) {
-		e := e
-		// The side's busiest table of the entity stands for it.
-		tableOf := func(h *results.HotspotsVariant) *results.TableHotspots {
+}
+
+// entity is entity e's hot partitions; a side's busiest table of the entity stands for it.
+func (ms *metricSet) entity(e string) {
+	group := "entity " + e
+	// busiest is a figure of the side's busiest table of e; nan where it has none.
+	busiest := func(f func(t *results.TableHotspots) float64) func(*side) float64 {
+		return hot(func(h *results.HotspotsVariant) float64 {
 			var best *results.TableHotspots
 			for i := range h.Tables {
 				t := &h.Tables[i]
@@ -265,47 +301,28 @@ func comparisonMetrics(sides []*side, cmp *comparison) []*metric {
 					best = t
 				}
 			}
-			return best
-		}
-		group := "entity " + e
-		add(group, "hottest partition share", lowerWins, FormatPct, hotGet(func(h *results.HotspotsVariant) float64 {
-			t := tableOf(h)
-			if t == nil || len(t.Top) == 0 {
+			if best == nil {
 				return nan
 			}
-			return t.Top[0].Share
-		}))
-		add(group, "top 1% of partitions take", lowerWins, FormatPct, hotGet(func(h *results.HotspotsVariant) float64 {
-			t := tableOf(h)
-			if t == nil {
-				return nan
-			}
-			return topShare(t, 0.01)
-		}))
-		add(group, "largest projected size", lowerWins, FormatBytes, hotGet(func(h *results.HotspotsVariant) float64 {
-			t := tableOf(h)
-			if t == nil {
-				return nan
-			}
-			var mx float64 = nan
-			for _, pr := range t.Projections {
-				if math.IsNaN(mx) || float64(pr.ProjectedBytes) > mx {
-					mx = float64(pr.ProjectedBytes)
-				}
-			}
-			return mx
-		}))
-	}
-	for _, op := range cmp.ops {
-		op := op
-		latencyRows("operation "+op, func(s *side) *results.OpStats {
-			if o := s.V.Op(op); o != nil && o.Served() {
-				return o
-			}
-			return nil // not served: no figure, never a win
+			return f(best)
 		})
 	}
-	return out
+	ms.add(group, "hottest partition share", lowerWins, units.Pct, busiest(func(t *results.TableHotspots) float64 {
+		if len(t.Top) == 0 {
+			return nan
+		}
+		return t.Top[0].Share
+	}))
+	ms.add(group, "top 1% of partitions take", lowerWins, units.Pct, busiest(func(t *results.TableHotspots) float64 { return topShare(t, 0.01) }))
+	ms.add(group, "largest projected size", lowerWins, units.Bytes, busiest(func(t *results.TableHotspots) float64 {
+		var mx float64 = nan
+		for _, pr := range t.Projections {
+			if math.IsNaN(mx) || float64(pr.ProjectedBytes) > mx {
+				mx = float64(pr.ProjectedBytes)
+			}
+		}
+		return mx
+	}))
 }
 
 func (r *renderer) comparison() *compareView {

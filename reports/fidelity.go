@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // The fidelity section: a real run held against its simulated twin (shardbench
@@ -65,7 +66,7 @@ func (r *renderer) fidelity() *fidelityView {
 		[2]string{"round trip", FormatFloat(f.Calibration.NetworkMS) + " ms"},
 		[2]string{"parameter file", f.Calibration.Written},
 		[2]string{"tolerance", fmt.Sprintf("node share ±%s pp; p50 and p99 ±%s, judged at simulated utilisation ≤ %s on operations measured ≥ %d times",
-			FormatFloat(f.Tolerance.SharePP), FormatPct(f.Tolerance.Latency), FormatPct(f.Tolerance.Utilisation), f.Tolerance.MinOps)},
+			FormatFloat(f.Tolerance.SharePP), units.Pct(f.Tolerance.Latency), units.Pct(f.Tolerance.Utilisation), f.Tolerance.MinOps)},
 	)
 	v.Placement = fidelityShares(f,
 		"Each node's share of the replica requests (reads asked of it, mutations applied), all tables.",
@@ -91,8 +92,8 @@ func fidelityShares(f *results.Fidelity, caption string, rows func(*results.Fide
 			if judged && math.Abs(s.DiffPP) > f.Tolerance.SharePP {
 				diff.Class = "num bad"
 			}
-			t.Rows = append(t.Rows, row{Cells: []cell{{Text: s.Node}, num(FormatPct(s.Real)), num(FormatPct(s.Sim)), diff,
-				num(FormatCount(float64(s.RealCount))), num(FormatCount(float64(s.SimCount)))}})
+			t.Rows = append(t.Rows, row{Cells: []cell{{Text: s.Node}, num(units.Pct(s.Real)), num(units.Pct(s.Sim)), diff,
+				num(units.Count(float64(s.RealCount))), num(units.Count(float64(s.SimCount)))}})
 		}
 	}
 	return t
@@ -113,7 +114,7 @@ func fidelityLatency(f *results.Fidelity) *table {
 	}
 	for i := range f.Variants {
 		fv := &f.Variants[i]
-		t.Rows = append(t.Rows, row{Group: fmt.Sprintf("%s (simulated busiest node at %s utilisation)", fv.Name, FormatPct(fv.Utilisation))})
+		t.Rows = append(t.Rows, row{Group: fmt.Sprintf("%s (simulated busiest node at %s utilisation)", fv.Name, units.Pct(fv.Utilisation))})
 		for _, l := range append(append([]results.FidelityLatency(nil), fv.Ops...), fv.All) {
 			judged := cell{Text: "ok", Class: "pass"}
 			switch {
@@ -123,7 +124,7 @@ func fidelityLatency(f *results.Fidelity) *table {
 				judged = cell{Text: "MISS", Class: "fail"}
 			}
 			miss := func(e float64) bool { return l.Judged && math.Abs(e) > f.Tolerance.Latency }
-			t.Rows = append(t.Rows, row{Cells: []cell{{Text: l.Op}, num(FormatCount(float64(l.Count))),
+			t.Rows = append(t.Rows, row{Cells: []cell{{Text: l.Op}, num(units.Count(float64(l.Count))),
 				pair(l.Real.Mean, l.Sim.Mean, l.Error.Mean, false), pair(l.Real.P50, l.Sim.P50, l.Error.P50, miss(l.Error.P50)),
 				pair(l.Real.P99, l.Sim.P99, l.Error.P99, miss(l.Error.P99)), judged}})
 		}

@@ -222,7 +222,7 @@ func genRun(t testing.TB, dir string, seed uint64, backend results.BackendInfo, 
 			t.Fatal(err)
 		}
 		due := time.Duration(end * 1e9)
-		v := results.Variant{Name: fv.name, Design: fv.design, Database: fv.db, Params: fv.params, StartedAt: vstart, DurationS: span.Seconds(), Events: fv.events, Notes: fv.notes, Interrupted: interruptAt > 0}
+		v := results.SummaryVariant{Name: fv.name, Design: fv.design, Database: fv.db, Params: fv.params, StartedAt: vstart, DurationS: span.Seconds(), Events: fv.events, Notes: fv.notes, Interrupted: interruptAt > 0}
 		total := &metrics.Set{Response: metrics.NewHistogram(), Service: metrics.NewHistogram(), Lag: metrics.NewHistogram()}
 		for i, set := range col.Totals() {
 			if set == nil || set.Offered() == 0 {
@@ -341,7 +341,7 @@ func planDir(t testing.TB) string {
 		Complete: true,
 	}
 	for _, fv := range simVariants {
-		v := results.Variant{Name: fv.name, Design: fv.design, Database: fv.db, Params: fv.params}
+		v := results.SummaryVariant{Name: fv.name, Design: fv.design, Database: fv.db, Params: fv.params}
 		var wsum float64
 		for _, o := range fixOps {
 			wsum += o.weight

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // The top of the page: title, subtitle, banners (what kind of results, interruptions,
@@ -118,7 +119,7 @@ func coverage(run *run) string {
 	var parts []string
 	for _, v := range run.Sum.Variants {
 		if v.DurationS < want*0.999 {
-			parts = append(parts, fmt.Sprintf("%s ran %s of %s", v.Name, FormatSeconds(v.DurationS), FormatSeconds(want)))
+			parts = append(parts, fmt.Sprintf("%s ran %s of %s", v.Name, units.Seconds(v.DurationS), units.Seconds(want)))
 		}
 	}
 	if len(parts) == 0 {
@@ -167,7 +168,7 @@ func (r *renderer) gates() []gateView {
 			det = append(det, "Rules from "+strings.Join(g.Sources, ", ")+".")
 		}
 		if g.Baseline != "" {
-			det = append(det, fmt.Sprintf("Baseline %s, tolerance %s.", g.Baseline, FormatPct(g.Tolerance)))
+			det = append(det, fmt.Sprintf("Baseline %s, tolerance %s.", g.Baseline, units.Pct(g.Tolerance)))
 		}
 		if g.Strict {
 			det = append(det, "Strict: skipped checks count as failures.")

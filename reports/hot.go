@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // A top-partitions table shows topRows rows, and up to maxTopRows behind a <details>.
@@ -140,7 +141,7 @@ func (r *renderer) hotGlance(hs []*side) *table {
 		}
 		big, over := largestProjection(h)
 		if big != nil {
-			bc := num(FormatBytes(float64(big.ProjectedBytes)))
+			bc := num(units.Bytes(float64(big.ProjectedBytes)))
 			if over > 0 {
 				bc.Class += " bad"
 			}
@@ -211,7 +212,7 @@ func (r *renderer) hotSide(s *side, charts bool) (hotSideView, error) {
 			if b.DC != "" {
 				what += " " + b.DC
 			}
-			parts = append(parts, fmt.Sprintf("most unbalanced: %s %s, %s takes %s of them", what, b.Measure, b.Busiest, FormatPct(b.BusiestShare)))
+			parts = append(parts, fmt.Sprintf("most unbalanced: %s %s, %s takes %s of them", what, b.Measure, b.Busiest, units.Pct(b.BusiestShare)))
 		}
 		if o := overList(h); len(o) > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s(s) more than 30%% off the mean: %s", len(o), sv.NodeWord, strings.Join(o, ", ")))
@@ -263,9 +264,9 @@ func (r *renderer) hotSide(s *side, charts bool) (hotSideView, error) {
 				dev.Class += " bad"
 			}
 			t.Rows = append(t.Rows, row{Cells: []cell{{Text: n.Node}, {Text: n.DC}, {Text: n.Rack},
-				num(FormatCount(float64(n.Ops))), num(FormatCount(float64(n.Reads))),
-				num(FormatCount(float64(n.Writes))), num(FormatBytes(float64(n.Bytes))),
-				num(FormatPct(n.Share)), dev}})
+				num(units.Count(float64(n.Ops))), num(units.Count(float64(n.Reads))),
+				num(units.Count(float64(n.Writes))), num(units.Bytes(float64(n.Bytes))),
+				num(units.Pct(n.Share)), dev}})
 		}
 		dropEmptyColumns(t)
 		t.Caption = "Operations as " + opsWhat(h.Database) + " (client-side placement)."
@@ -292,32 +293,32 @@ func hotTable(tb results.TableHotspots, db string) hotTableView {
 	if tb.Entity != "" {
 		parts = append(parts, "entity "+tb.Entity)
 	}
-	parts = append(parts, fmt.Sprintf("%s ops (%s reads, %s writes)", FormatCount(float64(tb.Ops)), FormatCount(float64(tb.Reads)), FormatCount(float64(tb.Writes))))
+	parts = append(parts, fmt.Sprintf("%s ops (%s reads, %s writes)", units.Count(float64(tb.Ops)), units.Count(float64(tb.Reads)), units.Count(float64(tb.Writes))))
 	if tb.Rows > 0 || tb.Bytes > 0 {
-		parts = append(parts, fmt.Sprintf("%s rows, %s written", FormatCount(float64(tb.Rows)), FormatBytes(float64(tb.Bytes))))
+		parts = append(parts, fmt.Sprintf("%s rows, %s written", units.Count(float64(tb.Rows)), units.Bytes(float64(tb.Bytes))))
 	}
 	if tb.Partitions > 0 {
 		pw := "partitions"
 		if db == "mongodb" {
 			pw = "distinct shard-key values"
 		}
-		s := fmt.Sprintf("%s %s", FormatCount(float64(tb.Partitions)), pw)
+		s := fmt.Sprintf("%s %s", units.Count(float64(tb.Partitions)), pw)
 		if !tb.PartitionsExact {
-			s += fmt.Sprintf(" (estimate ±%s)", FormatPct(tb.PartitionsError))
+			s += fmt.Sprintf(" (estimate ±%s)", units.Pct(tb.PartitionsError))
 		}
 		parts = append(parts, s)
 	}
 	if tb.Partitions > 0 && tb.Partitions < 100 && len(tb.Top) > 0 {
-		parts = append(parts, fmt.Sprintf("the hottest partition takes %s", FormatPct(tb.Top[0].Share)))
+		parts = append(parts, fmt.Sprintf("the hottest partition takes %s", units.Pct(tb.Top[0].Share)))
 	} else if t1 := topShare(&tb, 0.01); !math.IsNaN(t1) {
-		parts = append(parts, fmt.Sprintf("top 1%% of partitions take %s, top 10%% take %s", FormatPct(t1), FormatPct(topShare(&tb, 0.1))))
+		parts = append(parts, fmt.Sprintf("top 1%% of partitions take %s, top 10%% take %s", units.Pct(t1), units.Pct(topShare(&tb, 0.1))))
 	}
 	if rd := tb.SinglePartitionReads + tb.MultiPartitionReads + tb.BroadcastReads; rd > 0 {
 		parts = append(parts,
 			fmt.Sprintf("reads: %s single-partition, %s multi-partition, %s broadcast",
-				FormatPct(float64(tb.SinglePartitionReads)/float64(rd)),
-				FormatPct(float64(tb.MultiPartitionReads)/float64(rd)),
-				FormatPct(float64(tb.BroadcastReads)/float64(rd))))
+				units.Pct(float64(tb.SinglePartitionReads)/float64(rd)),
+				units.Pct(float64(tb.MultiPartitionReads)/float64(rd)),
+				units.Pct(float64(tb.BroadcastReads)/float64(rd))))
 	}
 	v.Summary = strings.Join(parts, " · ")
 	if len(tb.Top) > 0 {
@@ -343,17 +344,17 @@ func hotTable(tb results.TableHotspots, db string) hotTableView {
 			}
 			proj := "—"
 			if p.ProjectedBytes > 0 {
-				proj = FormatBytes(float64(p.ProjectedBytes))
+				proj = units.Bytes(float64(p.ProjectedBytes))
 			}
 			bound := "exact"
 			if p.ErrorBound > 0 {
-				bound = "±" + FormatCount(float64(p.ErrorBound))
+				bound = "±" + units.Count(float64(p.ErrorBound))
 			}
 			t.Rows = append(t.Rows, row{Cells: []cell{num(fmt.Sprint(i + 1)), {Text: p.Key,
 				Class: "mono wrap"}, {Text: loc, Class: "mono"}, {Text: p.Range, Class: "mono"},
-				{Text: owner}, num(FormatCount(float64(p.Ops))), shareCell(p.Share),
-				num(FormatCount(float64(p.Reads))), num(FormatCount(float64(p.Writes))),
-				num(FormatCount(float64(p.Rows))), num(FormatBytes(float64(p.Bytes))), num(proj),
+				{Text: owner}, num(units.Count(float64(p.Ops))), shareCell(p.Share),
+				num(units.Count(float64(p.Reads))), num(units.Count(float64(p.Writes))),
+				num(units.Count(float64(p.Rows))), num(units.Bytes(float64(p.Bytes))), num(proj),
 				num(bound)}})
 		}
 		// The first column is a rank, the key is the row's name: swap so the sticky column is
@@ -382,18 +383,18 @@ func hotTable(tb results.TableHotspots, db string) hotTableView {
 			if exceeds(&pr) {
 				verdict = cell{Text: "exceeds", Class: "bad"}
 			}
-			limit := FormatBytes(float64(pr.LimitBytes))
+			limit := units.Bytes(float64(pr.LimitBytes))
 			if pr.LimitRows > 0 {
-				limit += " / " + FormatCount(float64(pr.LimitRows)) + " rows"
+				limit += " / " + units.Count(float64(pr.LimitRows)) + " rows"
 			}
-			obs := FormatBytes(float64(pr.ObservedBytes))
+			obs := units.Bytes(float64(pr.ObservedBytes))
 			if pr.ObservedRows > 0 {
-				obs += " / " + FormatCount(float64(pr.ObservedRows)) + " rows"
+				obs += " / " + units.Count(float64(pr.ObservedRows)) + " rows"
 			}
 			t.Rows = append(t.Rows, row{Cells: []cell{{Text: pr.Key, Class: "mono wrap"}, num(obs),
-				num(FormatSeconds(pr.ObservedS)), {Text: pr.Horizon},
-				num(FormatBytes(float64(pr.ProjectedBytes))),
-				num(FormatCount(float64(pr.ProjectedRows))), num(limit), verdict, {Text: pr.Note,
+				num(units.Seconds(pr.ObservedS)), {Text: pr.Horizon},
+				num(units.Bytes(float64(pr.ProjectedBytes))),
+				num(units.Count(float64(pr.ProjectedRows))), num(limit), verdict, {Text: pr.Note,
 					Class: "wrap"}}})
 		}
 		dropEmptyColumns(t)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // The Run section: what ran, where, with what, and its phases.
@@ -62,14 +63,14 @@ func (r *renderer) metaTable() *table {
 			if x.Sum.StartedAt.IsZero() || x.Sum.EndedAt.IsZero() {
 				return ""
 			}
-			return FormatSeconds(x.Sum.EndedAt.Sub(x.Sum.StartedAt).Seconds())
+			return units.Seconds(x.Sum.EndedAt.Sub(x.Sum.StartedAt).Seconds())
 		}},
 		{"schedule", func(x *run) string {
 			sc := x.Sum.Scenario
 			if sc.DurationS == 0 {
 				return ""
 			}
-			s := fmt.Sprintf("%s, about %s operations per variant", FormatSeconds(sc.DurationS), FormatCount(sc.ExpectedOps))
+			s := fmt.Sprintf("%s, about %s operations per variant", units.Seconds(sc.DurationS), units.Count(sc.ExpectedOps))
 			if sc.Arrival != "" {
 				s += ", " + sc.Arrival + " arrivals"
 			}
@@ -186,8 +187,8 @@ func (r *renderer) phasesTable() *table {
 		}
 		for _, p := range x.Sum.Phases {
 			t.Rows = append(t.Rows, row{Cells: []cell{{Text: p.Name}, {Text: p.Type},
-				num(FormatSeconds(p.StartS)), num(FormatSeconds(p.EndS)),
-				num(FormatSeconds(p.EndS - p.StartS)), num(FormatCount(p.ExpectedOps))}})
+				num(units.Seconds(p.StartS)), num(units.Seconds(p.EndS)),
+				num(units.Seconds(p.EndS - p.StartS)), num(units.Count(p.ExpectedOps))}})
 		}
 	}
 	return t

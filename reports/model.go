@@ -177,7 +177,7 @@ type side struct {
 	ID     string // unique, for file names and anchors
 	Label  string
 	Run    *run
-	V      *results.Variant // never nil (synthesised for hotspots-only variants)
+	V      *results.SummaryVariant // never nil (synthesised for hotspots-only variants)
 	Hot    *results.HotspotsVariant
 	Keys   *results.AnalysisVariant
 	Server *results.ServerVariant
@@ -207,7 +207,7 @@ func sidesOf(runs []*run) []*side {
 					continue
 				}
 				seen[hv.Variant] = true
-				v := &results.Variant{Name: hv.Variant, Database: hv.Database}
+				v := &results.SummaryVariant{Name: hv.Variant, Database: hv.Database}
 				out = append(out, &side{Run: r, V: v, Hot: hv, Keys: r.Analysis.Variant(hv.Variant), Server: r.Server.Variant(hv.Variant), Points: r.Points[hv.Variant]})
 			}
 		}
@@ -218,7 +218,7 @@ func sidesOf(runs []*run) []*side {
 					continue
 				}
 				seen[av.Variant] = true
-				v := &results.Variant{Name: av.Variant, Database: av.Database}
+				v := &results.SummaryVariant{Name: av.Variant, Database: av.Database}
 				out = append(out, &side{Run: r, V: v, Keys: av, Server: r.Server.Variant(av.Variant), Points: r.Points[av.Variant]})
 			}
 		}

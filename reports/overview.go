@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // The Overview and Latency sections: every variant at a glance, the overview charts,
@@ -53,11 +54,11 @@ func (r *renderer) glanceTable() *table {
 		if anyLat {
 			t := s.V.Totals
 			if s.hasLatency() {
-				c = append(c, num(FormatCount(t.AchievedRate)), num(FormatCount(t.TargetRate)),
-					num(FormatMs(t.Response.P50)), num(FormatMs(t.Response.P99)),
-					num(FormatMs(t.Response.P999)), num(FormatMs(t.Response.Max)),
-					errCell(t.ErrorRate), num(FormatCount(float64(t.Late))),
-					num(FormatCount(float64(t.Dropped))))
+				c = append(c, num(units.Count(t.AchievedRate)), num(units.Count(t.TargetRate)),
+					num(units.Ms(t.Response.P50)), num(units.Ms(t.Response.P99)),
+					num(units.Ms(t.Response.P999)), num(units.Ms(t.Response.Max)),
+					errCell(t.ErrorRate), num(units.Count(float64(t.Late))),
+					num(units.Count(float64(t.Dropped))))
 			} else {
 				for range 9 {
 					c = append(c, cell{Text: "—", Class: "num muted"})
@@ -116,7 +117,7 @@ func coverageCell(c results.Coverage) cell {
 }
 
 func errCell(rate float64) cell {
-	c := num(FormatPct(rate))
+	c := num(units.Pct(rate))
 	if rate > 0 {
 		c.Class += " bad"
 	}
@@ -124,7 +125,7 @@ func errCell(rate float64) cell {
 }
 
 func shareCell(share float64) cell {
-	c := num(FormatPct(share))
+	c := num(units.Pct(share))
 	if share >= 0.1 {
 		c.Class += " bad"
 	}
@@ -299,7 +300,7 @@ func (r *renderer) latencyTable() *table {
 			}
 			l := o.Response
 			t.Rows = append(t.Rows, row{Cells: []cell{sideCell(s),
-				num(FormatCount(float64(o.Completed))), num(FormatCount(o.AchievedRate)),
+				num(units.Count(float64(o.Completed))), num(units.Count(o.AchievedRate)),
 				msCell(l.P50, l.Count), msCell(l.P90, l.Count), msCell(l.P99, l.Count),
 				msCell(l.P999, l.Count), msCell(l.P9999, l.Count), msCell(l.Max, l.Count),
 				msCell(o.Service.P99, o.Service.Count), errCell(o.ErrorRate)}})
@@ -311,12 +312,12 @@ func (r *renderer) latencyTable() *table {
 // notServedCell fills the rest of an operation's row (span columns) for a variant that
 // does not serve it: no latency, rate or error, only the design's reason.
 func notServedCell(o *results.OpStats, span int) cell {
-	return cell{Text: fmt.Sprintf("not served by this design (%s offered): %s", FormatCount(float64(o.Unserved)), o.UnservedReason), Class: "wrap muted", Span: span}
+	return cell{Text: fmt.Sprintf("not served by this design (%s offered): %s", units.Count(float64(o.Unserved)), o.UnservedReason), Class: "wrap muted", Span: span}
 }
 
 func msCell(ms float64, count int64) cell {
 	if count == 0 {
 		return cell{Text: "—", Class: "num muted"}
 	}
-	return num(FormatMs(ms))
+	return num(units.Ms(ms))
 }

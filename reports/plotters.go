@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 var nan = math.NaN()
@@ -602,5 +604,5 @@ func tickSeconds(s float64) string {
 	case s >= 60 && math.Mod(s, 60) == 0:
 		return fmt.Sprintf("%.0fm", s/60)
 	}
-	return FormatSeconds(s)
+	return units.Seconds(s)
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // WriteText prints the end-of-run summary for a terminal: per variant the operations it
@@ -42,9 +43,9 @@ func WriteText(w io.Writer, sum *results.Summary, hot *results.Hotspots) error {
 			t := v.Totals
 			name := pad(names[i])
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, CoverageShort(v.Coverage),
-				FormatCount(t.AchievedRate), FormatCount(t.TargetRate),
+				units.Count(t.AchievedRate), units.Count(t.TargetRate),
 				textMs(t.Response.P50, t.Response.Count), textMs(t.Response.P99, t.Response.Count), textMs(t.Response.P999, t.Response.Count), textMs(t.Response.Max, t.Response.Count),
-				textErrors(t), FormatCount(float64(t.Late)), FormatCount(float64(t.Dropped)))
+				textErrors(t), units.Count(float64(t.Late)), units.Count(float64(t.Dropped)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -70,7 +71,7 @@ func WriteText(w io.Writer, sum *results.Summary, hot *results.Hotspots) error {
 	for _, v := range sum.Variants {
 		for _, cls := range sortedKeys(v.ErrorExamples) {
 			if msgs := v.ErrorExamples[cls]; len(msgs) > 0 {
-				fmt.Fprintf(w, "%s: %s errors (%s), e.g. %s\n", v.Name, cls, FormatCount(float64(v.Totals.Errors[cls])), Truncate(msgs[0], 200))
+				fmt.Fprintf(w, "%s: %s errors (%s), e.g. %s\n", v.Name, cls, units.Count(float64(v.Totals.Errors[cls])), Truncate(msgs[0], 200))
 			}
 		}
 	}
@@ -81,7 +82,7 @@ func textMs(ms float64, count int64) string {
 	if count == 0 {
 		return "-"
 	}
-	return FormatMs(ms)
+	return units.Ms(ms)
 }
 
 // textErrors counts the failed operations, with their share of the completed ones.
@@ -93,7 +94,7 @@ func textErrors(t results.OpStats) string {
 	if n == 0 {
 		return "0"
 	}
-	return fmt.Sprintf("%s (%s)", FormatCount(float64(n)), FormatPct(float64(n)/float64(max(t.Completed, 1))))
+	return fmt.Sprintf("%s (%s)", units.Count(float64(n)), units.Pct(float64(n)/float64(max(t.Completed, 1))))
 }
 
 // CoverageText says how much of the offered traffic a variant serves: "serves 17 of 25
@@ -102,7 +103,7 @@ func CoverageText(c results.Coverage) string {
 	if c.Ops == 0 {
 		return "was offered no operation"
 	}
-	return fmt.Sprintf("serves %d of %d operations, %s of the offered traffic", c.ServedOps, c.Ops, FormatPct(c.ServedShare))
+	return fmt.Sprintf("serves %d of %d operations, %s of the offered traffic", c.ServedOps, c.Ops, units.Pct(c.ServedShare))
 }
 
 // CoverageShort is CoverageText for a table cell: "17/25 · 62.3%", or "all 25".
@@ -113,14 +114,14 @@ func CoverageShort(c results.Coverage) string {
 	case c.Full():
 		return fmt.Sprintf("all %d", c.Ops)
 	}
-	return fmt.Sprintf("%d/%d · %s", c.ServedOps, c.Ops, FormatPct(c.ServedShare))
+	return fmt.Sprintf("%d/%d · %s", c.ServedOps, c.Ops, units.Pct(c.ServedShare))
 }
 
 // hotLine is one variant's hot-partition verdict in words.
 func hotLine(hv *results.HotspotsVariant) string {
 	var parts []string
 	if p, t := hottest(hv); p != nil {
-		parts = append(parts, fmt.Sprintf("hottest partition %s %s takes %s of its table (%s ops)", shortTable(t.Table), Truncate(p.Key, 60), FormatPct(p.Share), FormatCount(float64(p.Ops))))
+		parts = append(parts, fmt.Sprintf("hottest partition %s %s takes %s of its table (%s ops)", shortTable(t.Table), Truncate(p.Key, 60), units.Pct(p.Share), units.Count(float64(p.Ops))))
 	} else {
 		parts = append(parts, "no partition data")
 	}
@@ -142,7 +143,7 @@ func hotLine(hv *results.HotspotsVariant) string {
 			if b.DC != "" {
 				s += " in " + b.DC
 			}
-			s += fmt.Sprintf(" (%s of them)", FormatPct(b.BusiestShare))
+			s += fmt.Sprintf(" (%s of them)", units.Pct(b.BusiestShare))
 		}
 		if over := overList(hv); len(over) > 0 {
 			s += fmt.Sprintf("; %d %s(s) break the 30%% rule", len(over), word)
@@ -152,7 +153,7 @@ func hotLine(hv *results.HotspotsVariant) string {
 		parts = append(parts, s)
 	}
 	if big, over := largestProjection(hv); big != nil && over > 0 {
-		parts = append(parts, fmt.Sprintf("%d partition(s) projected over the size limit (largest %s)", over, FormatBytes(float64(big.ProjectedBytes))))
+		parts = append(parts, fmt.Sprintf("%d partition(s) projected over the size limit (largest %s)", over, units.Bytes(float64(big.ProjectedBytes))))
 	}
 	return strings.Join(parts, "; ")
 }

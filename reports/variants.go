@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // maxServerMetrics caps the server-side series charts per variant.
@@ -54,7 +55,7 @@ func (r *renderer) variantFacts(s *side) *table {
 		rows = append(rows, [2]string{"started", fmtTime(v.StartedAt)})
 	}
 	if v.DurationS > 0 {
-		rows = append(rows, [2]string{"measured span", FormatSeconds(v.DurationS)})
+		rows = append(rows, [2]string{"measured span", units.Seconds(v.DurationS)})
 	}
 	if v.Interrupted {
 		rows = append(rows, [2]string{"status", "interrupted: figures cover the measured span only"})
@@ -62,14 +63,14 @@ func (r *renderer) variantFacts(s *side) *table {
 	if c := v.Coverage; c.Ops > 0 {
 		text := CoverageText(c)
 		if !c.Full() {
-			text += fmt.Sprintf("; not served: %s (%s operations offered, never sent; every figure is of the served operations)", strings.Join(c.UnservedOps, ", "), FormatCount(float64(c.Unserved)))
+			text += fmt.Sprintf("; not served: %s (%s operations offered, never sent; every figure is of the served operations)", strings.Join(c.UnservedOps, ", "), units.Count(float64(c.Unserved)))
 		}
 		rows = append(rows, [2]string{"coverage", text})
 	}
 	if len(v.Nodes) > 0 {
 		var parts []string
 		for _, n := range v.Nodes {
-			parts = append(parts, fmt.Sprintf("%s %s", n.Node, FormatCount(float64(n.Ops))))
+			parts = append(parts, fmt.Sprintf("%s %s", n.Node, units.Count(float64(n.Ops))))
 		}
 		rows = append(rows, [2]string{"operations per coordinator / shard (client view)", strings.Join(parts, ", ")})
 	}
@@ -91,10 +92,10 @@ func opsTable(s *side) *table {
 	add := func(o results.OpStats, name string) {
 		l, sv := o.Response, o.Service
 		t.Rows = append(t.Rows, row{Cells: []cell{{Text: name}, {Text: o.Kind},
-			num(FormatCount(float64(o.Scheduled))), num(FormatCount(float64(o.Completed))),
-			errCell(o.ErrorRate), num(FormatCount(float64(o.Late))),
-			num(FormatCount(float64(o.Dropped))), num(FormatCount(o.TargetRate)),
-			num(FormatCount(o.AchievedRate)),
+			num(units.Count(float64(o.Scheduled))), num(units.Count(float64(o.Completed))),
+			errCell(o.ErrorRate), num(units.Count(float64(o.Late))),
+			num(units.Count(float64(o.Dropped))), num(units.Count(o.TargetRate)),
+			num(units.Count(o.AchievedRate)),
 			msCell(l.P50, l.Count), msCell(l.P90, l.Count), msCell(l.P99, l.Count), msCell(l.P999, l.Count), msCell(l.P9999, l.Count), msCell(l.Max, l.Count),
 			msCell(sv.P50, sv.Count), msCell(sv.P99, sv.Count), msCell(sv.P999, sv.Count), msCell(o.Lag.P99, o.Lag.Count)}})
 	}
@@ -135,7 +136,7 @@ func eventsTable(s *side) *table {
 		if e.Error != "" {
 			ec.Class += " bad"
 		}
-		t.Rows = append(t.Rows, row{Cells: []cell{num(FormatSeconds(e.AtS)), {Text: e.Action}, {Text: e.Target}, {Text: e.Note, Class: "wrap"}, ec}})
+		t.Rows = append(t.Rows, row{Cells: []cell{num(units.Seconds(e.AtS)), {Text: e.Action}, {Text: e.Target}, {Text: e.Note, Class: "wrap"}, ec}})
 	}
 	dropEmptyColumns(t)
 	return t
@@ -153,7 +154,7 @@ func errorsTable(s *side) *table {
 			share = float64(n) / float64(tot.Scheduled)
 		}
 		ex := strings.Join(examples, " · ")
-		t.Rows = append(t.Rows, row{Cells: []cell{{Text: class}, num(FormatCount(float64(n))), num(FormatPct(share)), {Text: Truncate(ex, 400), Class: "wrap mono"}}})
+		t.Rows = append(t.Rows, row{Cells: []cell{{Text: class}, num(units.Count(float64(n))), num(units.Pct(share)), {Text: Truncate(ex, 400), Class: "wrap mono"}}})
 	}
 	for _, c := range results.SortedErrorClasses(tot.Errors) {
 		add(c, tot.Errors[c], s.V.ErrorExamples[c])

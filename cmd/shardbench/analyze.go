@@ -19,6 +19,7 @@ import (
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 	"github.com/shardbench/shardbench/reports"
 	"github.com/shardbench/shardbench/workloads"
 )
@@ -187,7 +188,7 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 	}
 	if !opts.Quiet {
 		fmt.Fprintf(opts.IO.ErrOut, "analysed %d operations per variant in %s (%s keys, %s keys/s, all variants)\n",
-			doc.Operations, took.Round(time.Millisecond), humanCount(float64(keys)), humanCount(float64(keys)/took.Seconds()))
+			doc.Operations, took.Round(time.Millisecond), units.Count(float64(keys)), units.Count(float64(keys)/took.Seconds()))
 		printAnalysis(opts.IO.Out, doc)
 		fmt.Fprintf(opts.IO.ErrOut, "results: %s\n", filepath.Join(out, results.AnalysisFile))
 	}
@@ -251,11 +252,11 @@ func serverCheck(ctx context.Context, opts *AnalyzeOptions, run *placementRun, v
 	chk.LoadOps = int64(opts.LoadOps)
 	checked := 0
 	for i, v := range variants {
-		if v.Plan == nil || v.Plan.Design.MongoDB == nil {
+		if v.Compiled == nil || v.Compiled.Design.MongoDB == nil {
 			continue
 		}
 		cfg := base
-		cfg.Variant, cfg.Plan, cfg.VariantIndex = v.Variant, v.Plan, i
+		cfg.Variant, cfg.Compiled, cfg.VariantIndex = v.Variant, v.Compiled, i
 		if !opts.Quiet {
 			fmt.Fprintf(opts.IO.ErrOut, "shardbench: analyze: server check of %s on %s: load of %d operations, then analyzeShardKey\n", v.Name, hosts, opts.LoadOps)
 		}
@@ -305,19 +306,19 @@ func analyzeVariants(ctx context.Context, variants []variantSpec, c *plan.Cluste
 	out []results.AnalysisVariant, counts []int64, errs []error) (keys int64) {
 	plans := make([]*design.Compiled, len(variants))
 	for i, v := range variants {
-		plans[i] = v.Plan
+		plans[i] = v.Compiled
 	}
 	if len(plans) > 0 {
 		_ = plan.PopulationOf(plans[0].Model).Prepare(plans) // NewPlacer reports errors
 	}
-	as := make([]*analyze.Variant, len(variants))
+	as := make([]*analyze.Analyzer, len(variants))
 	for i, v := range variants {
-		pl, err := plan.NewPlacer(v.Plan, c)
+		pl, err := plan.NewPlacer(v.Compiled, c)
 		if err != nil {
 			out[i], errs[i] = results.AnalysisVariant{Variant: v.Name}, fmt.Errorf("variant %s: %w", v.Name, err)
 			continue
 		}
-		as[i] = analyze.NewVariant(v.Name, pl, seed)
+		as[i] = analyze.NewAnalyzer(v.Name, pl, seed)
 	}
 	_, err := plan.EachShared(ctx, newStream(), len(variants), limit, func(i int, ops []workloads.Op) {
 		if a := as[i]; a != nil {
@@ -358,7 +359,7 @@ func printAnalysis(w io.Writer, doc *results.Analysis) {
 			common := "-"
 			if len(kc.MostCommonValues) > 0 {
 				mc := kc.MostCommonValues[0]
-				common = reports.Truncate(mc.Value, 36) + " " + reports.FormatPct(mc.Share)
+				common = reports.Truncate(mc.Value, 36) + " " + units.Pct(mc.Share)
 			}
 			mono := fmt.Sprintf("%s %.2f", kc.Monotonicity.Type, kc.Monotonicity.RecordIDCorrelationCoefficient)
 			if m := kc.MonotonicityWithinPrefix; m != nil {
@@ -408,7 +409,7 @@ func serverRow(sk *results.ServerKeyAnalysis) string {
 		docs, distinct = fmt.Sprint(kc.NumDocsTotal), fmt.Sprint(kc.NumDistinctValues)
 		if len(kc.MostCommonValues) > 0 && kc.NumDocsTotal > 0 {
 			mc := kc.MostCommonValues[0]
-			common = reports.Truncate(mc.Value, 36) + " " + reports.FormatPct(float64(mc.Frequency)/float64(kc.NumDocsTotal))
+			common = reports.Truncate(mc.Value, 36) + " " + units.Pct(float64(mc.Frequency)/float64(kc.NumDocsTotal))
 		}
 		mono = fmt.Sprintf("%s %.2f", kc.Monotonicity.Type, kc.Monotonicity.RecordIDCorrelationCoefficient)
 	}

@@ -14,7 +14,7 @@ import (
 // Cassandra ring and/or a sharded MongoDB cluster laid out by the scenario's
 // backends.sim section (docs/simulator.md). No database needed.
 func init() {
-	registerBackend("sim", func(ctx context.Context, cfg backend.Config, v *engine.Variant, info *results.BackendInfo) error {
+	registerBackend("sim", func(ctx context.Context, cfg backend.Config, v *engine.VariantBackend, info *results.BackendInfo) error {
 		s, err := sim.Open(ctx, cfg)
 		if err != nil {
 			var ue *sim.UsageError

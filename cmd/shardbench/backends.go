@@ -17,7 +17,7 @@ import (
 // v.Virtual (simulators), and may fill info (simulated, redacted target, server version,
 // details) for the summary. Errors in the scenario's backends.<name> section or the flags are
 // usage errors (exit 2); unreachable servers are run errors (exit 1) naming the host.
-type backendOpener func(ctx context.Context, cfg backend.Config, v *engine.Variant, info *results.BackendInfo) error
+type backendOpener func(ctx context.Context, cfg backend.Config, v *engine.VariantBackend, info *results.BackendInfo) error
 
 // backendOpeners maps --backend names to their opener. Each backend registers itself from
 // its own file (backend_<name>.go) so backends never touch each other's code.
@@ -36,11 +36,11 @@ func backendNames() []string {
 }
 
 func init() {
-	registerBackend("null", func(_ context.Context, _ backend.Config, v *engine.Variant, _ *results.BackendInfo) error {
+	registerBackend("null", func(_ context.Context, _ backend.Config, v *engine.VariantBackend, _ *results.BackendInfo) error {
 		v.Backend = backend.Null()
 		return nil
 	})
-	registerBackend("delay", func(_ context.Context, cfg backend.Config, v *engine.Variant, info *results.BackendInfo) error {
+	registerBackend("delay", func(_ context.Context, cfg backend.Config, v *engine.VariantBackend, info *results.BackendInfo) error {
 		o, err := backend.ParseDelayOptions(cfg.Scenario.Backends["delay"])
 		if err != nil {
 			return usageError(err)
@@ -78,24 +78,24 @@ type realDatabase struct {
 // has no section for this database serves none; the results show that as coverage and
 // say why.
 func registerReal(r realDatabase) {
-	registerBackend(r.name, func(ctx context.Context, cfg backend.Config, v *engine.Variant, info *results.BackendInfo) error {
-		if cfg.Plan != nil && !r.has(cfg.Plan.Design) {
-			why := fmt.Sprintf("design %s has no %s section: the %s backend serves none of its operations; run it with --backend %s or sim", cfg.Plan.Design.Name, r.database, r.name, r.other)
+	registerBackend(r.name, func(ctx context.Context, cfg backend.Config, v *engine.VariantBackend, info *results.BackendInfo) error {
+		if cfg.Compiled != nil && !r.has(cfg.Compiled.Design) {
+			why := fmt.Sprintf("design %s has no %s section: the %s backend serves none of its operations; run it with --backend %s or sim", cfg.Compiled.Design.Name, r.database, r.name, r.other)
 			fmt.Fprintf(cfg.Log, "%s: variant %s: %s\n", r.name, v.Name, why)
 			v.Notes = append(v.Notes, why)
-			v.Unserved = backend.Unserved(cfg.Plan, r.db, r.name)
+			v.Unserved = backend.Unserved(cfg.Compiled, r.db, r.name)
 			for t := range v.Unserved {
-				if ok, _ := cfg.Plan.Served(t); ok {
+				if ok, _ := cfg.Compiled.Served(t); ok {
 					v.Unserved[t] = why
 				}
 			}
-			errBug := fmt.Errorf("internal error (please report): an operation of design %s was dispatched to the %s backend, which serves none", cfg.Plan.Design.Name, r.name)
+			errBug := fmt.Errorf("internal error (please report): an operation of design %s was dispatched to the %s backend, which serves none", cfg.Compiled.Design.Name, r.name)
 			v.Backend = backend.Func(func(context.Context, *workloads.Op) backend.Outcome {
 				return backend.Outcome{Class: metrics.Client, Err: errBug}
 			})
 			return nil
 		}
-		v.Unserved = backend.Unserved(cfg.Plan, r.db, r.name)
+		v.Unserved = backend.Unserved(cfg.Compiled, r.db, r.name)
 		b, err := r.open(ctx, cfg)
 		if err != nil {
 			if r.usage(err) {

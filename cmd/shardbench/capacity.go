@@ -21,6 +21,7 @@ import (
 	"github.com/shardbench/shardbench/internal/gate"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/internal/units"
 	"github.com/shardbench/shardbench/reports"
 )
 
@@ -401,9 +402,9 @@ func servedBy(in *runInput) capacity.Served {
 	for _, v := range in.Variants {
 		m := map[string]bool{}
 		for i, op := range in.Ops {
-			ok := v.Plan == nil
-			if v.Plan != nil {
-				ok, _ = v.Plan.Served(i)
+			ok := v.Compiled == nil
+			if v.Compiled != nil {
+				ok, _ = v.Compiled.Served(i)
 			}
 			m[op.Name] = ok
 		}
@@ -416,15 +417,15 @@ func servedBy(in *runInput) capacity.Served {
 func variantInfo(in *runInput, v variantSpec, p99 time.Duration) capacity.VariantInfo {
 	info := capacity.VariantInfo{Name: v.Name, Ops: map[string][]capacity.StepInfo{}, MaxInFlight: in.Scenario.Load.MaxInFlight, P99Bound: p99}
 	for i, op := range in.Ops {
-		if v.Plan == nil {
+		if v.Compiled == nil {
 			info.Ops[op.Name] = nil
 			continue
 		}
-		if ok, _ := v.Plan.Served(i); !ok {
+		if ok, _ := v.Compiled.Served(i); !ok {
 			continue
 		}
 		var steps []capacity.StepInfo
-		for _, s := range v.Plan.Steps(i) {
+		for _, s := range v.Compiled.Steps(i) {
 			steps = append(steps, capacity.StepInfo{Table: s.Namespace + "." + s.Target, Kind: s.Kind.String(), Database: s.Database.String()})
 		}
 		info.Ops[op.Name] = steps
@@ -482,7 +483,7 @@ func (cr *capacityRun) probe(ctx context.Context, p capacity.ProbeSpec) (capacit
 	}
 	rate := p.Multiple * cr.peak.Rate
 	if !cr.opts.Quiet {
-		fmt.Fprintf(cr.opts.IO.ErrOut, "  %s: %s at %s ops/s: %s warm-up, %s measured\n", p.Step, cr.in.Variants[p.Variants[0]].Name, humanCount(rate), cr.opts.Warmup, cr.opts.Step)
+		fmt.Fprintf(cr.opts.IO.ErrOut, "  %s: %s at %s ops/s: %s warm-up, %s measured\n", p.Step, cr.in.Variants[p.Variants[0]].Name, units.Count(rate), cr.opts.Warmup, cr.opts.Step)
 	}
 	if cr.opts.Warmup > 0 {
 		if err := cr.drive(ctx, capacity.Steady(base, "warm-up", rate, cr.opts.Warmup), p.Variants, dir+"-warmup"); err != nil {
@@ -632,12 +633,12 @@ func (cr *capacityRun) answers(ans []capacity.Answer, diagnose bool) []results.C
 func (cr *capacityRun) printStart() {
 	o := cr.opts
 	how := fmt.Sprintf("window %s–%s of the %s schedule (peak %s/s in %s, %s lead-in), confirmed on the whole schedule",
-		mmss(cr.window.From), mmss(cr.window.To), mmss(cr.peak.Schedule), humanCount(cr.peak.Rate), cr.peak.Phase, cr.window.PeakFrom-cr.window.From)
+		mmss(cr.window.From), mmss(cr.window.To), mmss(cr.peak.Schedule), units.Count(cr.peak.Rate), cr.peak.Phase, cr.window.PeakFrom-cr.window.From)
 	if !cr.simulated {
-		how = fmt.Sprintf("steps of %s after %s warm-up at multiples of the peak %s/s, one variant after another, within %s", o.Step, o.Warmup, humanCount(cr.peak.Rate), o.MaxDuration)
+		how = fmt.Sprintf("steps of %s after %s warm-up at multiples of the peak %s/s, one variant after another, within %s", o.Step, o.Warmup, units.Count(cr.peak.Rate), o.MaxDuration)
 	}
 	fmt.Fprintf(o.IO.ErrOut, "shardbench: capacity of %s on %s: %d variant(s); SLO %s; from ×%s (growth %g, precision %s) → %s\n  %s\n",
-		cr.in.Scenario.Name, o.Backend, len(cr.in.Variants), cr.slo.Source, capacity.MultipleText(o.Start), o.Growth, reports.FormatPct(o.Precision), cr.out, how)
+		cr.in.Scenario.Name, o.Backend, len(cr.in.Variants), cr.slo.Source, capacity.MultipleText(o.Start), o.Growth, units.Pct(o.Precision), cr.out, how)
 }
 
 func (cr *capacityRun) printProbe(p results.CapacityProbe) {

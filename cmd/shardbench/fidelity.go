@@ -234,7 +234,7 @@ const fidelitySimDir = "simulated"
 func fidelityCalibrationVariant(in *runInput, opts *FidelityOptions) (string, error) {
 	var cass []string
 	for _, v := range in.Variants {
-		if v.Plan != nil && v.Plan.Design.Cassandra != nil {
+		if v.Compiled != nil && v.Compiled.Design.Cassandra != nil {
 			cass = append(cass, v.Name)
 		}
 	}

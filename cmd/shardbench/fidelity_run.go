@@ -152,15 +152,15 @@ func (t *fidelityTwin) run(ctx context.Context, opts *FidelityOptions, in *runIn
 	info := results.BackendInfo{Name: "sim", Simulated: true, Details: map[string]string{"network_rtt": t.network.String(), "model_of": t.real.sum.Backend.Target}}
 	side := &simSide{served: map[string][]sim.Served{}, utilisation: map[string]map[string]float64{}}
 	sims := map[string]*sim.Simulator{}
-	var variants []engine.Variant
+	var variants []engine.VariantBackend
 	defer func() { closeVariants(variants) }()
 	for i, spec := range in.Variants {
 		if _, ok := t.real.reps[spec.Name]; !ok {
 			continue // the real run served none of it
 		}
-		unserved := backend.Unserved(spec.Plan, design.Cassandra, "cassandra")
-		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params, Unserved: unserved}
-		cfg := backend.Config{Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
+		unserved := backend.Unserved(spec.Compiled, design.Cassandra, "cassandra")
+		v := engine.VariantBackend{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params, Unserved: unserved}
+		cfg := backend.Config{Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Compiled: spec.Compiled,
 			VariantIndex: i, Options: in.Scenario.Backends["sim"], Log: opts.IO.ErrOut}
 		s, err := sim.OpenWith(ctx, cfg, func(o *sim.Options) {
 			t.cal.ApplyTo(o)
@@ -197,7 +197,7 @@ func (t *fidelityTwin) run(ctx context.Context, opts *FidelityOptions, in *runIn
 
 // compareFidelity puts every variant the real run drove beside its simulation.
 func compareFidelity(in *runInput, real *realSide, simmed *simSide, calOn string, tol results.FidelityTolerance) *results.Fidelity {
-	find := func(s *results.Summary, name string) *results.Variant {
+	find := func(s *results.Summary, name string) *results.SummaryVariant {
 		for i := range s.Variants {
 			if s.Variants[i].Name == name {
 				return &s.Variants[i]
@@ -205,13 +205,13 @@ func compareFidelity(in *runInput, real *realSide, simmed *simSide, calOn string
 		}
 		return nil
 	}
-	var vs []fidelity.Variant
+	var vs []fidelity.Pair
 	for _, spec := range in.Variants {
 		rv, sv := find(real.sum, spec.Name), find(simmed.sum, spec.Name)
 		if _, ok := real.reps[spec.Name]; !ok || rv == nil || sv == nil {
 			continue
 		}
-		v := fidelity.Variant{Name: spec.Name, Design: spec.Variant.Design.Name, Calibrated: spec.Name == calOn}
+		v := fidelity.Pair{Name: spec.Name, Design: spec.Variant.Design.Name, Calibrated: spec.Name == calOn}
 		v.Real.Ops, v.Real.All = fidelity.FromSummary(rv)
 		v.Sim.Ops, v.Sim.All = fidelity.FromSummary(sv)
 		for _, c := range real.served[spec.Name] {

@@ -149,7 +149,7 @@ func makeResults(t *testing.T, dir string, mean time.Duration, seed uint64, rate
 			Scenario: sc, Schedule: sch, Dir: d,
 			Ops:       []engine.OpInfo{{Name: "carts.add_item", Kind: "write"}, {Name: "carts.view", Kind: "read"}},
 			NewSource: func() (engine.Source, error) { return &cycle2{a: sch.Arrivals()}, nil },
-			Variants:  []engine.Variant{{Name: "v1", Backend: be}},
+			Variants:  []engine.VariantBackend{{Name: "v1", Backend: be}},
 			SpinBelow: -1,
 			Digest:    "sha256:bin",
 		}

@@ -111,7 +111,7 @@ func TestRunRefusesFlagsPastCeilings(t *testing.T) {
 	long := strings.Replace(hardenScenario, "duration: 1s", "duration: 100h", 1)
 	p := writeFile(t, "long.yaml", long)
 	runMain(t, "run", p, "--backend", "null", "--quiet", "--no-report", "--out", out).
-		expect(t, exitUsage, p+":7:5: load.phases: the results of 1 variant(s) over 100h would be about", "server.json would reach about 703.1 MiB, over the 512 MiB limit", "at most 72.8h for this scenario")
+		expect(t, exitUsage, p+":7:5: load.phases: the results of 1 variant(s) over 100h would be about", "server.json would reach about 703 MiB, over the 512 MiB limit", "at most 72.8h for this scenario")
 }
 
 // Every results command agrees on a summary.json that cannot be read: bad input, exit 2,

@@ -118,12 +118,12 @@ func TestKubernetesManifestsMatchTheCLI(t *testing.T) {
 		t.Errorf("%d variants", len(in.Variants))
 	}
 	for _, v := range in.Variants {
-		if v.Plan == nil || v.Plan.Design.Cassandra == nil {
+		if v.Compiled == nil || v.Compiled.Design.Cassandra == nil {
 			t.Errorf("%s: the Jobs run the cassandra backend; this design has no Cassandra part", v.Name)
 			continue
 		}
 		for i, op := range in.Ops {
-			if ok, why := v.Plan.Served(i); !ok {
+			if ok, why := v.Compiled.Served(i); !ok {
 				t.Errorf("%s does not serve %s (%s): every operation of the mix must be served, or the gate's error rate counts it", v.Name, op.Name, why)
 			}
 		}

@@ -47,7 +47,7 @@ type variantSpec struct {
 	Database string
 	Params   map[string]string
 	Variant  *design.Variant
-	Plan     *design.Compiled
+	Compiled *design.Compiled
 }
 
 // loadRun loads a scenario and everything it refers to (designs, workloads, SLO rules),
@@ -80,7 +80,7 @@ func prepareRun(sc *scenario.Scenario) (*runInput, error) {
 	for i, v := range prep.Variants {
 		in.Variants = append(in.Variants, variantSpec{
 			Index: i, Name: v.Name, Design: v.Design.Path, Database: v.Design.DatabaseName(), Params: v.Params,
-			Variant: v, Plan: prep.Compiled[i],
+			Variant: v, Compiled: prep.Compiled[i],
 		})
 	}
 	if len(in.Variants) == 0 {

@@ -84,7 +84,7 @@ func startPlacementRun(path, out, kind, why string, ov runOverrides) (*placement
 		return nil, err
 	}
 	sc := in.Scenario
-	if in.Variants[0].Plan == nil {
+	if in.Variants[0].Compiled == nil {
 		return nil, usageErrorf("%s lists no designs: %s", sc.File, why)
 	}
 	cluster, err := sim.Layout(sc)
@@ -148,7 +148,7 @@ type keyspaceReplication interface {
 // A shard of a distributed run that completed places the whole run's stream, every
 // shard's operations: every shard's analysis is then the run's, exactly, and merge takes
 // it as it is (hot-partition counts of parts cannot be merged exactly from top-K lists).
-func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir, opened []engine.Variant, shard shardSpec) error {
+func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *results.Dir, opened []engine.VariantBackend, shard shardSpec) error {
 	layout, err := sim.Layout(in.Scenario)
 	if err != nil {
 		return err
@@ -176,7 +176,7 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 	eachInParallel(len(in.Variants), func(i int) {
 		v := in.Variants[i]
 		n := sent[v.Name]
-		if v.Plan == nil || n == 0 {
+		if v.Compiled == nil || n == 0 {
 			return
 		}
 		limit := n
@@ -185,14 +185,14 @@ func placeRealRun(ctx context.Context, in *runInput, sum *results.Summary, dir *
 		}
 		cluster := r.cluster
 		cluster.Live, cluster.Replication = rings[v.Name], reps[v.Name]
-		hv, placed, err := plan.PlaceVariant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
+		hv, placed, err := plan.PlaceVariant(ctx, v.Name, v.Compiled, &cluster, r.newStream, limit)
 		fellBack := ""
 		if err != nil && cluster.Live != nil {
 			// The live ring does not fit the design (e.g. a data center it lacks): fall
 			// back to the synthetic layout, and say why.
 			fellBack = fmt.Sprintf("the live ring could not be used (%v), so ", err)
 			cluster.Live, cluster.Replication = nil, nil
-			hv, placed, err = plan.PlaceVariant(ctx, v.Name, v.Plan, &cluster, r.newStream, limit)
+			hv, placed, err = plan.PlaceVariant(ctx, v.Name, v.Compiled, &cluster, r.newStream, limit)
 		}
 		if err != nil {
 			errs[i] = fmt.Errorf("variant %s: %w", v.Name, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/shardbench/shardbench/internal/hotspot"
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 	"github.com/shardbench/shardbench/reports"
 )
 
@@ -94,7 +95,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	}
 	if !opts.Quiet {
 		keys := float64(placedKeys(variants))
-		fmt.Fprintf(opts.IO.ErrOut, "placed in %s (%s keys, %s keys/s, all variants)\n", took.Round(time.Millisecond), humanCount(keys), humanCount(keys/took.Seconds()))
+		fmt.Fprintf(opts.IO.ErrOut, "placed in %s (%s keys, %s keys/s, all variants)\n", took.Round(time.Millisecond), units.Count(keys), units.Count(keys/took.Seconds()))
 		printPlan(opts.IO.Out, hot)
 		if err := reports.WriteText(opts.IO.Out, &results.Summary{}, hot); err != nil {
 			return err
@@ -124,7 +125,7 @@ func (r *placementRun) placeVariants(ctx context.Context, limit int64) ([]result
 	names := make([]string, len(r.in.Variants))
 	plans := make([]*design.Compiled, len(r.in.Variants))
 	for i, v := range r.in.Variants {
-		names[i], plans[i] = v.Name, v.Plan
+		names[i], plans[i] = v.Name, v.Compiled
 	}
 	return plan.Variants(ctx, names, plans, &r.cluster, r.newStream, limit)
 }
@@ -155,7 +156,7 @@ func printPlan(w io.Writer, hot *results.Hotspots) {
 			hottest, share, where := "-", "-", "-"
 			if len(t.Top) > 0 {
 				p := t.Top[0]
-				hottest, share = reports.Truncate(p.Key, 48), reports.FormatPct(p.Share)
+				hottest, share = reports.Truncate(p.Key, 48), units.Pct(p.Share)
 				switch {
 				case len(p.Replicas) > 0:
 					where = "token " + p.Token + " on " + strings.Join(p.Replicas, ",")
@@ -189,7 +190,7 @@ func shardLine(t *results.TableHotspots) string {
 	for _, s := range t.Shards {
 		share := "-"
 		if ops > 0 {
-			share = reports.FormatPct(float64(s.Ops) / float64(ops))
+			share = units.Pct(float64(s.Ops) / float64(ops))
 		}
 		chunks := fmt.Sprintf("%d chunks", s.Chunks)
 		if len(s.Jumbo) > 0 {

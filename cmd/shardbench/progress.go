@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 	"github.com/shardbench/shardbench/internal/verdict"
 	"github.com/shardbench/shardbench/reports"
 )
@@ -75,8 +76,8 @@ func formatProgress(u engine.Progress) string {
 		clock = "sim"
 	}
 	fmt.Fprintf(&b, "%s/%s %s %-10s target %s/s achieved %s/s p99 %s errors %s/s late %d dropped %d",
-		mmss(u.Elapsed), mmss(u.Total), clock, u.Phase, humanCount(u.TargetRate), humanCount(u.AchievedRate),
-		fmtDur(u.P99), humanCount(u.ErrorsPerSec), u.Late, u.Dropped)
+		mmss(u.Elapsed), mmss(u.Total), clock, u.Phase, units.Count(u.TargetRate), units.Count(u.AchievedRate),
+		fmtDur(u.P99), units.Count(u.ErrorsPerSec), u.Late, u.Dropped)
 	if !u.Virtual {
 		fmt.Fprintf(&b, " in-flight %d", u.InFlight)
 	}
@@ -88,36 +89,7 @@ func mmss(d time.Duration) string {
 	return fmt.Sprintf("%02d:%02d", s/60, s%60)
 }
 
-func humanCount(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	default:
-		return fmt.Sprintf("%.1f", v)
-	}
-}
-
-func fmtDur(d time.Duration) string { return fmtMs(float64(d) / 1e6) }
-
-// fmtMs prints milliseconds with sensible precision.
-func fmtMs(ms float64) string {
-	switch {
-	case ms == 0:
-		return "0"
-	case ms < 1:
-		return fmt.Sprintf("%.0fµs", ms*1000)
-	case ms < 10:
-		return fmt.Sprintf("%.2fms", ms)
-	case ms < 1000:
-		return fmt.Sprintf("%.1fms", ms)
-	default:
-		return fmt.Sprintf("%.2fs", ms/1000)
-	}
-}
+func fmtDur(d time.Duration) string { return units.Ms(float64(d) / 1e6) }
 
 // printRunSummary prints the end-of-run summary: per variant the achieved and target
 // rate, p50/p99/p99.9/max, errors, late and dropped operations; then, when the results

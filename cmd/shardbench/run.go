@@ -436,15 +436,15 @@ func opNames(ops []engine.OpInfo) []string {
 
 // openBackends opens one backend per variant. On error the backends already opened are
 // closed.
-func openBackends(ctx context.Context, d drive, in *runInput) ([]engine.Variant, results.BackendInfo, error) {
+func openBackends(ctx context.Context, d drive, in *runInput) ([]engine.VariantBackend, results.BackendInfo, error) {
 	info := results.BackendInfo{Name: d.Backend}
 	open := backendOpeners[d.Backend]
-	var out []engine.Variant
+	var out []engine.VariantBackend
 	for _, spec := range in.Variants {
-		v := engine.Variant{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params,
-			Unserved: backend.Unserved(spec.Plan, 0, d.Backend)}
+		v := engine.VariantBackend{Name: spec.Name, Design: spec.Design, Database: spec.Database, Params: spec.Params,
+			Unserved: backend.Unserved(spec.Compiled, 0, d.Backend)}
 		cfg := backend.Config{
-			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Plan: spec.Plan,
+			Scenario: in.Scenario, Model: in.Prepared.Model, Variant: spec.Variant, Compiled: spec.Compiled,
 			VariantIndex: spec.Index, Target: d.Target, Options: in.Scenario.Backends[d.Backend],
 			// A shard neither creates the schema nor loads (the setup step did both, once):
 			// it reports what the database holds, as --skip-load does.
@@ -476,7 +476,7 @@ func runSetup(ctx context.Context, opts *RunOptions, in *runInput) error {
 	return nil
 }
 
-func closeVariants(vs []engine.Variant) {
+func closeVariants(vs []engine.VariantBackend) {
 	for _, v := range vs {
 		if v.Backend != nil {
 			v.Backend.Close()

@@ -104,8 +104,8 @@ func runDigest(in *runInput) (string, error) {
 	h.Write(asRun)
 	for _, v := range in.Variants {
 		fmt.Fprintf(h, "\nvariant %q", v.Name)
-		if v.Plan != nil {
-			fmt.Fprintf(h, " design %s", v.Plan.Signature())
+		if v.Compiled != nil {
+			fmt.Fprintf(h, " design %s", v.Compiled.Signature())
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil

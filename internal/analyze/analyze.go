@@ -15,10 +15,10 @@ import (
 	"github.com/shardbench/shardbench/workloads"
 )
 
-// Variant analyses the keys of one design variant: feed it the operation stream with Op,
+// Analyzer analyses the keys of one design variant: feed it the operation stream with Op,
 // then call Result. Not safe for concurrent use; analyse variants in parallel with one
-// Variant each.
-type Variant struct {
+// Analyzer each.
+type Analyzer struct {
 	name string
 	pl   *plan.Placer
 	seed uint64
@@ -42,13 +42,13 @@ type Variant struct {
 	dkey  []byte
 }
 
-// NewVariant analyses the accesses pl places. seed makes the monotonicity samples
+// NewAnalyzer returns an Analyzer of the accesses pl places. seed makes the monotonicity samples
 // reproducible.
-func NewVariant(name string, pl *plan.Placer, seed uint64) *Variant {
-	return &Variant{name: name, pl: pl, seed: seed, steps: make([]stepState, pl.Plan.NumSteps()), byName: map[string]*table{}}
+func NewAnalyzer(name string, pl *plan.Placer, seed uint64) *Analyzer {
+	return &Analyzer{name: name, pl: pl, seed: seed, steps: make([]stepState, pl.Compiled.NumSteps()), byName: map[string]*table{}}
 }
 
-// stepState is what a Variant keeps per step: its table, its targeting counts and
+// stepState is what an Analyzer keeps per step: its table, its targeting counts and
 // whether it updates a shard key field.
 type stepState struct {
 	step      *design.Step // the step the entry belongs to (nil: not seen yet)
@@ -59,7 +59,7 @@ type stepState struct {
 }
 
 // state is the per-step entry of s, claimed on first use.
-func (v *Variant) state(s *design.Step) *stepState {
+func (v *Analyzer) state(s *design.Step) *stepState {
 	if s.ID >= len(v.steps) {
 		v.steps = append(v.steps, make([]stepState, s.ID+1-len(v.steps))...)
 	}
@@ -128,9 +128,9 @@ func newPrefixStats() *prefixStats {
 }
 
 // Op places and analyses every access of op.
-func (v *Variant) Op(op *workloads.Op) {
+func (v *Analyzer) Op(op *workloads.Op) {
 	v.ops++
-	v.accs = v.pl.Plan.Accesses(op, v.accs[:0])
+	v.accs = v.pl.Compiled.Accesses(op, v.accs[:0])
 	v.keys += int64(len(v.accs))
 	for i := range v.accs {
 		a := &v.accs[i]
@@ -139,11 +139,11 @@ func (v *Variant) Op(op *workloads.Op) {
 }
 
 // Ops is how many operations were analysed.
-func (v *Variant) Ops() int64 { return v.ops }
+func (v *Analyzer) Ops() int64 { return v.ops }
 
 // Keys is how many keys (accesses: one request of an operation to one table or
 // collection) were placed and analysed.
-func (v *Variant) Keys() int64 { return v.keys }
+func (v *Analyzer) Keys() int64 { return v.keys }
 
 func isInsert(s *design.Step) bool {
 	switch s.Statement {
@@ -167,7 +167,7 @@ func isDelete(s *design.Step) bool {
 	return strings.HasPrefix(s.Statement, "DELETE") || strings.HasPrefix(s.Statement, "delete")
 }
 
-func (v *Variant) access(a *design.Access, op *workloads.Op, w *plan.Where) {
+func (v *Analyzer) access(a *design.Access, op *workloads.Op, w *plan.Where) {
 	s := a.Step
 	if len(s.KeyColumns) == 0 {
 		return // an unsharded collection: nothing to judge
@@ -246,7 +246,7 @@ func (v *Variant) access(a *design.Access, op *workloads.Op, w *plan.Where) {
 // one per shard mongos sends it to (a broadcast goes to the shards that own chunks); a
 // Cassandra request one per partition (an access is one partition of a multi-partition
 // read), or one per node for a scan or index query.
-func (v *Variant) fanned(t *table, a *design.Access, w *plan.Where) int64 {
+func (v *Analyzer) fanned(t *table, a *design.Access, w *plan.Where) int64 {
 	s := a.Step
 	if s.Database == design.MongoDB {
 		return int64(max(len(w.Shards), 1))
@@ -302,7 +302,7 @@ func (d *dist) percentages() (single, multi, scatter float64) {
 
 // countRange charges a point request to its chunk (MongoDB) or the primary owner of its
 // token (Cassandra), as analyzeShardKey's numReadsByRange / numWritesByRange do.
-func (v *Variant) countRange(t *table, w *plan.Where, write bool, s *design.Step) {
+func (v *Analyzer) countRange(t *table, w *plan.Where, write bool, s *design.Step) {
 	r := -1
 	switch {
 	case s.Database == design.MongoDB && w.Chunk >= 0:
@@ -335,7 +335,7 @@ func (v *Variant) countRange(t *table, w *plan.Where, write bool, s *design.Step
 // updatesKey reports whether an update step sets a shard key field. It asks the step's
 // MongoDB command once: the fields an update sets are the same for every operation.
 // Cassandra cannot update primary key columns at all.
-func (v *Variant) updatesKey(t *table, a *design.Access, op *workloads.Op) bool {
+func (v *Analyzer) updatesKey(t *table, a *design.Access, op *workloads.Op) bool {
 	s := a.Step
 	if s.Database != design.MongoDB {
 		return false
@@ -367,7 +367,7 @@ func (v *Variant) updatesKey(t *table, a *design.Access, op *workloads.Op) bool 
 
 // derived offers the document's whole shard key, computed from the operation with the
 // entity's getters, to the requests basis.
-func (v *Variant) derived(t *table, a *design.Access, op *workloads.Op) {
+func (v *Analyzer) derived(t *table, a *design.Access, op *workloads.Op) {
 	for len(v.bufs) < len(t.getters) {
 		v.bufs = append(v.bufs, nil)
 	}
@@ -386,7 +386,7 @@ func (v *Variant) derived(t *table, a *design.Access, op *workloads.Op) {
 
 // offer adds one key to the statistics *b (created on first use). vals are the key's
 // values, or nil to take them from the access.
-func (v *Variant) offer(t *table, b **basis, a *design.Access, op *workloads.Op, key []byte, vals []workloads.Value) {
+func (v *Analyzer) offer(t *table, b **basis, a *design.Access, op *workloads.Op, key []byte, vals []workloads.Value) {
 	if *b == nil {
 		*b = &basis{keys: NewKeyStats(v.seed ^ hotspot.Fingerprint([]byte(t.name)))}
 		// The first field of a compound key decides chunk ranges on MongoDB; Cassandra
@@ -447,7 +447,7 @@ func (v *Variant) offer(t *table, b **basis, a *design.Access, op *workloads.Op,
 	k.Keep(v.ord, prefix)
 }
 
-func (v *Variant) table(s *design.Step) *table {
+func (v *Analyzer) table(s *design.Step) *table {
 	st := v.state(s)
 	if st.table != nil {
 		return st.table
@@ -484,9 +484,9 @@ func (v *Variant) table(s *design.Step) *table {
 // docGetters compiles the collection's shard key fields into getters of the entity's
 // logical fields (a document field names its logical field, or has the same name); nil
 // when one of them is not derivable from an operation.
-func (v *Variant) docGetters(s *design.Step) []workloads.Getter {
-	d := v.pl.Plan.Design
-	if s.Database != design.MongoDB || d.MongoDB == nil || v.pl.Plan.Model == nil {
+func (v *Analyzer) docGetters(s *design.Step) []workloads.Getter {
+	d := v.pl.Compiled.Design
+	if s.Database != design.MongoDB || d.MongoDB == nil || v.pl.Compiled.Model == nil {
 		return nil
 	}
 	coll, ok := d.MongoDB.Collections.Get(s.Target)
@@ -503,7 +503,7 @@ func (v *Variant) docGetters(s *design.Step) []workloads.Getter {
 		if f.Field != "" {
 			name = f.Field
 		}
-		g, _, err := v.pl.Plan.Model.Getter(coll.Entity, name)
+		g, _, err := v.pl.Compiled.Model.Getter(coll.Entity, name)
 		if err != nil {
 			return nil
 		}
@@ -522,8 +522,8 @@ func describe(cols []string, vals []workloads.Value) string {
 }
 
 // Result is the variant's analysis: every table's numbers, flags and verdict.
-func (v *Variant) Result() results.AnalysisVariant {
-	out := results.AnalysisVariant{Variant: v.name, Database: v.pl.Plan.Design.DatabaseName(), Topology: v.pl.Topology()}
+func (v *Analyzer) Result() results.AnalysisVariant {
+	out := results.AnalysisVariant{Variant: v.name, Database: v.pl.Compiled.Design.DatabaseName(), Topology: v.pl.Topology()}
 	for _, t := range v.order {
 		k := v.tableResult(t)
 		Judge(&k, Context{FirstHashed: len(t.hashed) > 0 && t.hashed[0], Hashed: slices.Contains(t.hashed, true), Columns: t.cols, HashedColumns: t.hashed})
@@ -539,7 +539,7 @@ func pct(n, of int64) float64 {
 	return float64(n) * 100 / float64(of)
 }
 
-func (v *Variant) tableResult(t *table) results.KeyAnalysis {
+func (v *Analyzer) tableResult(t *table) results.KeyAnalysis {
 	k := results.KeyAnalysis{Table: t.name, Entity: t.entity, Database: t.db.String(), Key: t.key, Targets: t.targets}
 	b, basis := t.inserts, "inserts"
 	if b == nil {
@@ -623,7 +623,7 @@ func (v *Variant) tableResult(t *table) results.KeyAnalysis {
 	return k
 }
 
-func (v *Variant) rangeNames(t *table, n int) []string {
+func (v *Analyzer) rangeNames(t *table, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		if t.db == design.MongoDB {

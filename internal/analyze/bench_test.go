@@ -69,7 +69,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			var elapsed time.Duration
 			for b.Loop() {
 				start := time.Now()
-				v := NewVariant(bv.name, bv.pl, 1)
+				v := NewAnalyzer(bv.name, bv.pl, 1)
 				for j := range bv.ops {
 					v.Op(&bv.ops[j])
 				}
@@ -117,7 +117,7 @@ func BenchmarkAnalyzePlacementOnly(b *testing.B) {
 				start := time.Now()
 				for j := range bv.ops {
 					op := &bv.ops[j]
-					accs = bv.pl.Plan.Accesses(op, accs[:0])
+					accs = bv.pl.Compiled.Accesses(op, accs[:0])
 					for k := range accs {
 						bv.pl.Place(&accs[k], op)
 					}

@@ -260,7 +260,7 @@ func TestTargetShares(t *testing.T) {
 	}
 	// Fan-out: a MongoDB request one per shard it reaches, a Cassandra read one per
 	// partition, a scan one per node: 1+1+1+1+1+1+2+3+6+6 = 23 over 6 nodes, 3 shards.
-	v := &Variant{}
+	v := &Analyzer{}
 	var fan int64
 	for i := range reqs {
 		targets := 3

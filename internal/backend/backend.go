@@ -92,7 +92,7 @@ type EventHandler interface {
 // Reporter is implemented by backends with something to add to the results: per-node
 // counts as the client saw them, server-side figures, what could not be applied.
 type Reporter interface {
-	Report(ctx context.Context, v *results.Variant, dir *results.Dir) error
+	Report(ctx context.Context, v *results.SummaryVariant, dir *results.Dir) error
 }
 
 // TokenRinger is implemented by backends that read their cluster's token ring
@@ -140,7 +140,7 @@ type Config struct {
 	Scenario *scenario.Scenario
 	Model    *workloads.Model
 	Variant  *design.Variant
-	Plan     *design.Compiled
+	Compiled *design.Compiled
 	// VariantIndex is the variant's position in the run (variants of a real run go one after
 	// another; backends may use it to name keyspaces or databases).
 	VariantIndex int
@@ -166,7 +166,7 @@ type Config struct {
 // the design's not_served reason or, for a backend that drives only one database (db;
 // 0 for one that simulates every database), that a step of the operation runs on
 // another. "" where the operation is served; nil when every one is. The engine never
-// dispatches an unserved operation (engine.Variant.Unserved): it counts it apart, and
+// dispatches an unserved operation (engine.VariantBackend.Unserved): it counts it apart, and
 // the results show it as coverage, not as an error.
 //
 // An operation with steps on two databases is unserved by a backend that drives one of

@@ -194,11 +194,11 @@ func (s *loadSet) advance(from, to int64) {
 // progress to be saved often, large enough to fill batches.
 const tasksPerBatch = 4
 
-// Run loads the population of plan's tables at the options' scale.
-func (ld *PopulationLoad) Run(ctx context.Context, plan *design.Compiled) (LoadResult, error) {
+// Run loads the population of compiled's tables at the options' scale.
+func (ld *PopulationLoad) Run(ctx context.Context, compiled *design.Compiled) (LoadResult, error) {
 	scale := ld.Options.Fraction()
 	res := LoadResult{Scale: scale}
-	ls, err := loaders(plan, ld.Database)
+	ls, err := loaders(compiled, ld.Database)
 	if err != nil {
 		return res, err
 	}
@@ -223,7 +223,7 @@ func (ld *PopulationLoad) Run(ctx context.Context, plan *design.Compiled) (LoadR
 		for i := range l.Sets {
 			n := int64(math.Ceil(scale * float64(l.Count(i))))
 			key := l.Target + "/" + l.Sets[i].Name
-			sig := loadSig(plan.Model, l, i, scale)
+			sig := loadSig(compiled.Model, l, i, scale)
 			s := &loadSet{key: key, sig: sig, total: n, finished: map[int64]int64{}}
 			if m, ok := marks[key]; ok && m.Sig == sig {
 				s.next, s.saved = min(m.Done, n), min(m.Done, n)
@@ -375,8 +375,8 @@ func loadSig(m *workloads.Model, l *design.Loader, i int, scale float64) string 
 
 // SkippedLoad says what a database reused with --skip-load holds: whether the load of this
 // scenario's population at this scale completed there, from the progress store.
-func SkippedLoad(ctx context.Context, store LoadStore, plan *design.Compiled, db design.Database, scale float64) string {
-	ls, err := loaders(plan, db)
+func SkippedLoad(ctx context.Context, store LoadStore, compiled *design.Compiled, db design.Database, scale float64) string {
+	ls, err := loaders(compiled, db)
 	if err != nil {
 		return "--skip-load: " + err.Error()
 	}
@@ -391,7 +391,7 @@ func SkippedLoad(ctx context.Context, store LoadStore, plan *design.Compiled, db
 			sets++
 			n := int64(math.Ceil(scale * float64(l.Count(i))))
 			m, ok := marks[l.Target+"/"+l.Sets[i].Name]
-			if ok && m.Sig == loadSig(plan.Model, l, i, scale) && m.Done >= n {
+			if ok && m.Sig == loadSig(compiled.Model, l, i, scale) && m.Done >= n {
 				complete++
 			} else if missing == "" {
 				missing = l.Target + "/" + l.Sets[i].Name
@@ -422,9 +422,9 @@ func LoadTable(r LoadResult) results.ServerTable {
 	return t
 }
 
-// loaders are plan's loaders of the tables in db.
-func loaders(plan *design.Compiled, db design.Database) ([]*design.Loader, error) {
-	all, err := plan.Loaders()
+// loaders are compiled's loaders of the tables in db.
+func loaders(compiled *design.Compiled, db design.Database) ([]*design.Loader, error) {
+	all, err := compiled.Loaders()
 	var out []*design.Loader
 	for _, l := range all {
 		if l.Database == db {

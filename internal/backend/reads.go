@@ -8,23 +8,23 @@ import (
 	"github.com/shardbench/shardbench/internal/results"
 )
 
-// ReadRows counts, per read step of a plan, the reads sent, those that found rows
+// ReadRows counts, per read step of a compiled design, the reads sent, those that found rows
 // (documents), and the rows they returned: whether a run's reads met the data they look
 // for, which an empty database would make cheaper than any real read.
 type ReadRows struct {
-	plan  *design.Compiled
-	steps []readCount // by Step.ID
+	compiled *design.Compiled
+	steps    []readCount // by Step.ID
 }
 
 type readCount struct{ reads, found, rows atomic.Int64 }
 
-// NewReadRows counts the reads of plan's steps; nil (counting nothing) without a plan,
+// NewReadRows counts the reads of compiled's steps; nil (counting nothing) without one,
 // as a connection made only to probe the server has.
-func NewReadRows(plan *design.Compiled) *ReadRows {
-	if plan == nil {
+func NewReadRows(compiled *design.Compiled) *ReadRows {
+	if compiled == nil {
 		return nil
 	}
-	return &ReadRows{plan: plan, steps: make([]readCount, plan.NumSteps())}
+	return &ReadRows{compiled: compiled, steps: make([]readCount, compiled.NumSteps())}
 }
 
 // Add counts one read of step s that returned n rows. Safe for concurrent use.
@@ -47,14 +47,14 @@ type StepReads struct {
 	Reads, Found, Rows int64
 }
 
-// Steps lists the counts of every read step that ran, in plan order.
+// Steps lists the counts of every read step that ran, by operation then step.
 func (r *ReadRows) Steps() []StepReads {
 	if r == nil {
 		return nil
 	}
 	var out []StepReads
-	for ty := range r.plan.Model.Ops {
-		for _, s := range r.plan.Steps(ty) {
+	for ty := range r.compiled.Model.Ops {
+		for _, s := range r.compiled.Steps(ty) {
 			c := &r.steps[s.ID]
 			if n := c.reads.Load(); n > 0 {
 				out = append(out, StepReads{Op: s.Op, Target: s.Target, Step: s.Index, Reads: n, Found: c.found.Load(), Rows: c.rows.Load()})

@@ -53,7 +53,7 @@ func (r ReplayResult) String() string {
 // Run runs the load phase of cfg's scenario and plan. It stops early, with ctx's error,
 // when ctx ends.
 func (l LoadPhase) Run(ctx context.Context, cfg Config) (ReplayResult, error) {
-	stream := cfg.Plan.Model.NewStream(schedule.New(cfg.Scenario))
+	stream := cfg.Compiled.Model.NewStream(schedule.New(cfg.Scenario))
 	ops := make(chan workloads.Op, 256)
 	var done, writes, expected, failed atomic.Int64
 	var first atomic.Value
@@ -65,7 +65,7 @@ func (l LoadPhase) Run(ctx context.Context, cfg Config) (ReplayResult, error) {
 			defer wg.Done()
 			var acc []design.Access
 			for op := range ops {
-				acc = cfg.Plan.Accesses(&op, acc[:0])
+				acc = cfg.Compiled.Accesses(&op, acc[:0])
 				for i := range acc {
 					a := &acc[i]
 					if !l.Keep(a.Step) {

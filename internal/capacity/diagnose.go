@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // Step kinds of a design's requests, as the diagnosis reads them (design.Kind's names).
@@ -36,7 +37,7 @@ type VariantInfo struct {
 type evidence struct {
 	info   VariantInfo
 	sum    *results.Summary
-	v      *results.Variant
+	v      *results.SummaryVariant
 	server *results.ServerVariant // nil: the backend reported no per-node figures
 	hot    *results.HotspotsVariant
 	points []results.Point
@@ -163,9 +164,9 @@ func (e *evidence) partitionSize() *results.CapacityCause {
 		if pr, tb := e.largestProjection(cause.Subject); pr != nil {
 			cause.Subject = shortTable(tb.Table) + " " + pr.Key
 			cause.Summary = fmt.Sprintf("partition %s is projected to %s (%s rows) by %s, past the %s limit", cause.Subject,
-				bytesText(pr.ProjectedBytes), countText(float64(pr.ProjectedRows)), pr.Horizon, bytesText(pr.LimitBytes))
+				units.Bytes(float64(pr.ProjectedBytes)), units.Count(float64(pr.ProjectedRows)), pr.Horizon, units.Bytes(float64(pr.LimitBytes)))
 			cause.Evidence = append(cause.Evidence, results.CapacityEvidence{Source: results.HotspotsFile, Figure: "projected size of " + cause.Subject,
-				Value: bytesText(pr.ProjectedBytes), Detail: fmt.Sprintf("%s observed over %.0f s of store time; horizon %s", bytesText(pr.ObservedBytes), pr.ObservedS, pr.Horizon)})
+				Value: units.Bytes(float64(pr.ProjectedBytes)), Detail: fmt.Sprintf("%s observed over %.0f s of store time; horizon %s", units.Bytes(float64(pr.ObservedBytes)), pr.ObservedS, pr.Horizon)})
 		}
 		return cause
 	}
@@ -187,7 +188,7 @@ func (e *evidence) oversized() []results.CapacityEvidence {
 		for _, pr := range tb.Projections {
 			if pr.Exceeds {
 				out = append(out, results.CapacityEvidence{Source: results.HotspotsFile, Figure: "projected size of " + shortTable(tb.Table) + " " + pr.Key,
-					Value: bytesText(pr.ProjectedBytes), Detail: fmt.Sprintf("past the %s limit by %s (no SLO rule on size)", bytesText(pr.LimitBytes), pr.Horizon)})
+					Value: units.Bytes(float64(pr.ProjectedBytes)), Detail: fmt.Sprintf("past the %s limit by %s (no SLO rule on size)", units.Bytes(float64(pr.LimitBytes)), pr.Horizon)})
 				break // the largest of the table is enough
 			}
 		}
@@ -282,21 +283,21 @@ func (e *evidence) client() *results.CapacityCause {
 	c.Summary = fmt.Sprintf("%s: %s operations started late (schedule lag p99 %s) and %s were "+
 		"dropped while the servers kept up: the harness, not the design, is the limit; raise "+
 		"max_in_flight or add load generators",
-		what, countText(float64(t.late)), msText(t.lagP99), countText(float64(t.dropped)))
+		what, units.Count(float64(t.late)), units.Ms(t.lagP99), units.Count(float64(t.dropped)))
 	c.Evidence = append(c.Evidence,
-		results.CapacityEvidence{Source: results.SummaryFile, Figure: "late operations", Value: countText(float64(t.late)), Detail: fmt.Sprintf("of %s served", countText(float64(t.scheduled)))},
+		results.CapacityEvidence{Source: results.SummaryFile, Figure: "late operations", Value: units.Count(float64(t.late)), Detail: fmt.Sprintf("of %s served", units.Count(float64(t.scheduled)))},
 		results.CapacityEvidence{Source: results.SummaryFile, Figure: "schedule lag p99",
-			Value: msText(t.lagP99),
-			Detail: fmt.Sprintf("service time p99 %s, response time p99 %s", msText(t.svcP99),
-				msText(t.respP99))})
+			Value: units.Ms(t.lagP99),
+			Detail: fmt.Sprintf("service time p99 %s, response time p99 %s", units.Ms(t.svcP99),
+				units.Ms(t.respP99))})
 	if maxIF > 0 {
-		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.TimeseriesFile, Figure: "most operations in flight", Value: countText(float64(maxIF))})
+		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.TimeseriesFile, Figure: "most operations in flight", Value: units.Count(float64(maxIF))})
 	}
 	if _, st, _ := e.peakStage(); st != nil {
 		n, _, _ := e.peakStage()
 		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.ServerFile,
 			Figure: "busiest server stage " + n.Node + " " + st.Stage,
-			Value:  pctText(st.PeakUtilisation), Detail: "peak utilisation: below saturation"})
+			Value:  units.Pct(st.PeakUtilisation), Detail: "peak utilisation: below saturation"})
 	}
 	return c
 }
@@ -356,13 +357,13 @@ func (e *evidence) lwt() *results.CapacityCause {
 		where := ""
 		if p, _ := e.hottestIn(table); p != nil {
 			c.Subject = shortTable(table) + " " + p.Key
-			where = fmt.Sprintf(" on partition %s (%s of the table's operations%s)", c.Subject, pctText(p.Share), replicaText(p))
+			where = fmt.Sprintf(" on partition %s (%s of the table's operations%s)", c.Subject, units.Pct(p.Share), replicaText(p))
 			c.Evidence = append(c.Evidence, partitionEvidence(table, p))
 		}
 		c.Summary = fmt.Sprintf("LWT contention: %s's compare-and-set%s: %s timeouts and %s conflicts in %s operations, p99 %s",
-			op, where, countText(float64(timeouts)), countText(float64(conflicts)), countText(float64(st.Scheduled)), msText(st.Response.P99))
+			op, where, units.Count(float64(timeouts)), units.Count(float64(conflicts)), units.Count(float64(st.Scheduled)), units.Ms(st.Response.P99))
 		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.SummaryFile, Figure: op + " errors", Value: fmt.Sprintf("%d timeout, %d conflict", timeouts, conflicts),
-			Detail: fmt.Sprintf("of %d; response p99 %s, service p99 %s", st.Scheduled, msText(st.Response.P99), msText(st.Service.P99))})
+			Detail: fmt.Sprintf("of %d; response p99 %s, service p99 %s", st.Scheduled, units.Ms(st.Response.P99), units.Ms(st.Service.P99))})
 		if n, s, sat := e.peakStage(); sat {
 			c.Summary += fmt.Sprintf("; %s's %s stage saturated first", n.Node, s.Stage)
 			c.Evidence = append(c.Evidence, stageEvidence(n, s))
@@ -407,21 +408,21 @@ func (e *evidence) saturated() *results.CapacityCause {
 	switch {
 	case p != nil:
 		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s) because partition %s takes %s of the %s of %s%s",
-			who, what, pctText(s.PeakUtilisation), secondsText(*s.FirstSaturatedS), shortTable(tb.Table)+" "+p.Key, pctText(partShare(p, s.Stage, tb)), opWord(s.Stage), shortTable(tb.Table), placeText(p, tb))
+			who, what, units.Pct(s.PeakUtilisation), units.Seconds(*s.FirstSaturatedS), shortTable(tb.Table)+" "+p.Key, units.Pct(partShare(p, s.Stage, tb)), opWord(s.Stage), shortTable(tb.Table), placeText(p, tb))
 		c.Evidence = append(c.Evidence, partitionEvidence(tb.Table, p))
 	case load != nil && dev < 0.3:
 		c.Kind = results.CauseCluster
 		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s) with the load spread evenly (%.2f× the mean): the cluster as a whole is at capacity, not a hot spot",
-			who, what, pctText(s.PeakUtilisation), secondsText(*s.FirstSaturatedS), 1+dev)
+			who, what, units.Pct(s.PeakUtilisation), units.Seconds(*s.FirstSaturatedS), 1+dev)
 	default:
-		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s)", who, what, pctText(s.PeakUtilisation), secondsText(*s.FirstSaturatedS))
+		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s)", who, what, units.Pct(s.PeakUtilisation), units.Seconds(*s.FirstSaturatedS))
 		if load != nil {
 			c.Summary += fmt.Sprintf(", carrying %.2f× the mean node's load", 1+dev)
 		}
 	}
 	if load != nil {
 		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.HotspotsFile, Figure: load.Node + " load", Value: fmt.Sprintf("%.2f× the mean", 1+dev),
-			Detail: fmt.Sprintf("%s requests, %s of the cluster's", countText(float64(load.Ops)), pctText(load.Share))})
+			Detail: fmt.Sprintf("%s requests, %s of the cluster's", units.Count(float64(load.Ops)), units.Pct(load.Share))})
 	}
 	if len(also) > 0 {
 		c.Summary += "; then " + strings.Join(also, ", ")
@@ -433,13 +434,13 @@ func (e *evidence) saturated() *results.CapacityCause {
 func stageEvidence(n *results.ServerNode, s *results.ServerStage) results.CapacityEvidence {
 	first := "never saturated"
 	if s.FirstSaturatedS != nil {
-		first = "saturated from " + secondsText(*s.FirstSaturatedS) + " for " + secondsText(s.SaturatedS)
+		first = "saturated from " + units.Seconds(*s.FirstSaturatedS) + " for " + units.Seconds(s.SaturatedS)
 	}
-	return results.CapacityEvidence{Source: results.ServerFile, Figure: n.Node + " " + s.Stage + " stage utilisation", Value: pctText(s.PeakUtilisation),
+	return results.CapacityEvidence{Source: results.ServerFile, Figure: n.Node + " " + s.Stage + " stage utilisation", Value: units.Pct(s.PeakUtilisation),
 		Detail: fmt.Sprintf("%s; peak queue %.0f, %s requests served by %d workers, %s dropped "+
 			"after waiting past the timeout",
-			first, s.PeakQueue, countText(float64(s.Requests)), s.Workers,
-			countText(float64(s.Dropped)))}
+			first, s.PeakQueue, units.Count(float64(s.Requests)), s.Workers,
+			units.Count(float64(s.Dropped)))}
 }
 
 // alsoSaturated names the other stages that saturated, in order, up to three.
@@ -466,7 +467,7 @@ func (e *evidence) alsoSaturated(first *results.ServerNode, fs *results.ServerSt
 			out = append(out, fmt.Sprintf("%d more", len(all)-3))
 			break
 		}
-		out = append(out, s.name+" at "+secondsText(s.at))
+		out = append(out, s.name+" at "+units.Seconds(s.at))
 	}
 	return out
 }
@@ -555,8 +556,8 @@ func (e *evidence) nodeLoad(n *results.ServerNode) (*results.NodeLoad, float64) 
 }
 
 func partitionEvidence(table string, p *results.PartitionLoad) results.CapacityEvidence {
-	return results.CapacityEvidence{Source: results.HotspotsFile, Figure: "partition " + shortTable(table) + " " + p.Key, Value: pctText(p.Share) + " of the table",
-		Detail: fmt.Sprintf("%s operations (%s reads, %s writes)%s", countText(float64(p.Ops)), countText(float64(p.Reads)), countText(float64(p.Writes)), replicaText(p))}
+	return results.CapacityEvidence{Source: results.HotspotsFile, Figure: "partition " + shortTable(table) + " " + p.Key, Value: units.Pct(p.Share) + " of the table",
+		Detail: fmt.Sprintf("%s operations (%s reads, %s writes)%s", units.Count(float64(p.Ops)), units.Count(float64(p.Reads)), units.Count(float64(p.Writes)), replicaText(p))}
 }
 
 func replicaText(p *results.PartitionLoad) string {
@@ -622,9 +623,9 @@ func (e *evidence) servers() *results.CapacityCause {
 	}
 	c := &results.CapacityCause{Kind: results.CauseCluster, Subject: "cluster"}
 	c.Summary = fmt.Sprintf("the servers: service time p99 %s (response p99 %s, schedule lag p99 %s) grew with the rate, so requests queued on the servers, not in the client",
-		msText(t.svcP99), msText(t.respP99), msText(t.lagP99))
-	c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.SummaryFile, Figure: "service time p99 (worst served operation)", Value: msText(t.svcP99),
-		Detail: fmt.Sprintf("response p99 %s, lag p99 %s, %s late", msText(t.respP99), msText(t.lagP99), countText(float64(t.late)))})
+		units.Ms(t.svcP99), units.Ms(t.respP99), units.Ms(t.lagP99))
+	c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.SummaryFile, Figure: "service time p99 (worst served operation)", Value: units.Ms(t.svcP99),
+		Detail: fmt.Sprintf("response p99 %s, lag p99 %s, %s late", units.Ms(t.respP99), units.Ms(t.lagP99), units.Count(float64(t.late)))})
 	if e.hot != nil && len(e.hot.Nodes) > 0 {
 		busiest := e.hot.Nodes[0]
 		for _, n := range e.hot.Nodes {
@@ -676,11 +677,11 @@ func (e *evidence) errorsOnly() *results.CapacityCause {
 	}
 	sort.Strings(classes)
 	c := &results.CapacityCause{Kind: results.CauseErrors, Subject: strings.Join(classes, ", ")}
-	c.Summary = fmt.Sprintf("%s operations failed (%s) with no server saturated", countText(float64(total)), strings.Join(classes, ", "))
+	c.Summary = fmt.Sprintf("%s operations failed (%s) with no server saturated", units.Count(float64(total)), strings.Join(classes, ", "))
 	for _, ev := range e.v.Events {
-		c.Summary += fmt.Sprintf("; %s %s at %s", ev.Action, ev.Target, secondsText(ev.AtS))
+		c.Summary += fmt.Sprintf("; %s %s at %s", ev.Action, ev.Target, units.Seconds(ev.AtS))
 	}
-	c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.SummaryFile, Figure: "errors", Value: countText(float64(total)), Detail: strings.Join(classes, ", ")})
+	c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.SummaryFile, Figure: "errors", Value: units.Count(float64(total)), Detail: strings.Join(classes, ", ")})
 	return c
 }
 
@@ -699,57 +700,4 @@ func shortTable(t string) string {
 		return t[i+1:]
 	}
 	return t
-}
-
-func pctText(f float64) string {
-	switch {
-	case f >= 0.1:
-		return fmt.Sprintf("%.0f%%", 100*f)
-	case f >= 0.01:
-		return fmt.Sprintf("%.1f%%", 100*f)
-	}
-	return fmt.Sprintf("%.2f%%", 100*f)
-}
-
-func msText(ms float64) string {
-	switch {
-	case ms >= 1000:
-		return fmt.Sprintf("%.2f s", ms/1000)
-	case ms >= 10:
-		return fmt.Sprintf("%.0f ms", ms)
-	case ms >= 1:
-		return fmt.Sprintf("%.1f ms", ms)
-	}
-	return fmt.Sprintf("%.0f µs", ms*1000)
-}
-
-func countText(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.1fK", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
-func bytesText(b int64) string {
-	f := float64(b)
-	switch {
-	case f >= 1e9:
-		return fmt.Sprintf("%.1f GB", f/1e9)
-	case f >= 1e6:
-		return fmt.Sprintf("%.0f MB", f/1e6)
-	case f >= 1e3:
-		return fmt.Sprintf("%.0f KB", f/1e3)
-	}
-	return fmt.Sprintf("%d B", b)
-}
-
-func secondsText(s float64) string {
-	d := time.Duration(s * float64(time.Second)).Round(time.Second)
-	if d < time.Minute {
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	}
-	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 }

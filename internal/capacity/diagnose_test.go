@@ -87,7 +87,7 @@ func diagnose(t *testing.T, s *step, failed []results.GateCheck) *results.Capaci
 }
 
 func sumOf(ops ...results.OpStats) results.Summary {
-	return results.Summary{Backend: results.BackendInfo{Name: "sim", Simulated: true}, Variants: []results.Variant{{Name: "v", Ops: ops}}}
+	return results.Summary{Backend: results.BackendInfo{Name: "sim", Simulated: true}, Variants: []results.SummaryVariant{{Name: "v", Ops: ops}}}
 }
 
 // The node whose stage saturated first, and the hot partition it holds a replica of.
@@ -100,7 +100,7 @@ func TestDiagnoseSaturatedNodeAndItsHotPartition(t *testing.T) {
 		}}}}}
 	c := diagnose(t, s, failedP99("catalog.product_read", "900ms"))
 	if c.Kind != results.CauseNode || c.Subject != "dc1-n4" || !strings.Contains(c.Summary, "read stage saturated first") ||
-		!strings.Contains(c.Summary, "products category='electronics' takes 70% of the reads of products") || !strings.Contains(c.Summary, "then dc1-n2 read at 6m37s") {
+		!strings.Contains(c.Summary, "products category='electronics' takes 70.0% of the reads of products") || !strings.Contains(c.Summary, "then dc1-n2 read at 6m37s") {
 		t.Errorf("cause %+v", c)
 	}
 	sources := map[string]bool{}
@@ -206,7 +206,7 @@ func TestDiagnoseRealServers(t *testing.T) {
 	s := &step{sum: sumOf(op("sessions.read", 900, 850, 20, 40, nil)), hot: hotProducts()}
 	s.sum.Backend = results.BackendInfo{Name: "cassandra"}
 	c := diagnose(t, s, failedP99("sessions.read", "900ms"))
-	if c.Kind != results.CauseNode || c.Subject != "dc1-n4" || !strings.Contains(c.Summary, "service time p99 850 ms") {
+	if c.Kind != results.CauseNode || c.Subject != "dc1-n4" || !strings.Contains(c.Summary, "service time p99 850.0ms") {
 		t.Errorf("cause %+v", c)
 	}
 	s.hot.Variants[0].Nodes[0].Deviation = 0.02
@@ -217,10 +217,10 @@ func TestDiagnoseRealServers(t *testing.T) {
 
 func TestDiagnosePartitionSizeAndErrors(t *testing.T) {
 	hot := hotProducts()
-	hot.Variants[0].Tables[0].Projections = []results.SizeProjection{{Key: "category='electronics'", ProjectedBytes: 1_200_000_000, ProjectedRows: 3_000_000, Horizon: "1 year", LimitBytes: 100_000_000, Exceeds: true}}
+	hot.Variants[0].Tables[0].Projections = []results.SizeProjection{{Key: "category='electronics'", ProjectedBytes: 1288490188, ProjectedRows: 3_000_000, Horizon: "1 year", LimitBytes: 100 << 20, Exceeds: true}}
 	s := &step{sum: sumOf(op("catalog.product_read", 2, 2, 0, 0, nil)), hot: hot}
 	failed := []results.GateCheck{{Name: "[v] table:products partition_size < 100MB", Variant: "v", Subject: "table:products", Metric: "partition_size", Status: results.GateFail, ValueText: "1.2GB"}}
-	if c := diagnose(t, s, failed); c.Kind != results.CausePartitionSize || !strings.Contains(c.Summary, "1.2 GB") || !strings.Contains(c.Summary, "past the 100 MB limit") {
+	if c := diagnose(t, s, failed); c.Kind != results.CausePartitionSize || !strings.Contains(c.Summary, "1.2 GiB (3.00M rows)") || !strings.Contains(c.Summary, "past the 100 MiB limit") {
 		t.Errorf("cause %+v", c)
 	}
 	s = &step{sum: sumOf(op("sessions.read", 2, 2, 0, 0, map[string]int64{"unavailable": 400}))}

@@ -202,7 +202,7 @@ func servedRate(points []results.Point, variant string, from, to time.Duration) 
 // The totals are recomputed from what is left, exactly (histograms merged).
 func ServedView(s *results.Summary, served Served) (*results.Summary, error) {
 	out := *s
-	out.Variants = make([]results.Variant, len(s.Variants))
+	out.Variants = make([]results.SummaryVariant, len(s.Variants))
 	ns := metrics.NotSupported.String()
 	for i, v := range s.Variants {
 		nv := v

@@ -63,7 +63,7 @@ func TestServedView(t *testing.T) {
 	unserved := results.FromSet("views.append", "write", set(4000, 0.001, metrics.NotSupported, 4000), 10, 10)
 	planned := results.FromSet("sessions.read", "read", set(2000, 0.001, metrics.OK, 0), 10, 10)
 	mixed := results.FromSet("orders.place", "write", set(500, 40, metrics.NotSupported, 100), 10, 10)
-	sum := &results.Summary{Scenario: results.ScenarioInfo{DurationS: 10}, Variants: []results.Variant{{Name: "v", DurationS: 10,
+	sum := &results.Summary{Scenario: results.ScenarioInfo{DurationS: 10}, Variants: []results.SummaryVariant{{Name: "v", DurationS: 10,
 		Ops: []results.OpStats{read, unserved, planned, mixed}}}}
 	view, err := ServedView(sum, func(v, op string) bool { return op != "sessions.read" })
 	if err != nil {
@@ -107,12 +107,12 @@ func TestJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := results.Variant{Name: "v", DurationS: 10, Ops: []results.OpStats{
+	v := results.SummaryVariant{Name: "v", DurationS: 10, Ops: []results.OpStats{
 		results.FromSet("carts.read", "read", set(2000, 100, metrics.OK, 0), 10, 10),
 		results.FromSet("sessions.read", "read", set(2000, 2, metrics.OK, 0), 10, 10),
 		results.FromSet("views.append", "write", set(2000, 0.001, metrics.NotSupported, 2000), 10, 10),
 	}}
-	sum := &results.Summary{Complete: true, Scenario: results.ScenarioInfo{DurationS: 10}, Variants: []results.Variant{v}}
+	sum := &results.Summary{Complete: true, Scenario: results.ScenarioInfo{DurationS: 10}, Variants: []results.SummaryVariant{v}}
 	if err := d.WriteSummary(sum); err != nil {
 		t.Fatal(err)
 	}

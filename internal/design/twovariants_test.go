@@ -64,7 +64,7 @@ func TestOneStreamDrivesCassandraAndMongo(t *testing.T) {
 	}
 	got := make([]*seen, len(variants))
 	var mu sync.Mutex
-	var evs []engine.Variant
+	var evs []engine.VariantBackend
 	for i, v := range variants {
 		plan, err := design.Compile(v.Design, m)
 		if err != nil {
@@ -72,7 +72,7 @@ func TestOneStreamDrivesCassandraAndMongo(t *testing.T) {
 		}
 		got[i] = &seen{targets: map[string]map[string]bool{}}
 		rec := got[i]
-		evs = append(evs, engine.Variant{Name: v.Name, Design: v.Design.Path, Database: v.Design.DatabaseName(),
+		evs = append(evs, engine.VariantBackend{Name: v.Name, Design: v.Design.Path, Database: v.Design.DatabaseName(),
 			Backend: backend.Func(func(_ context.Context, op *workloads.Op) backend.Outcome {
 				acc := plan.Accesses(op, nil)
 				mu.Lock()

@@ -22,7 +22,7 @@ func BenchmarkEngineNull(b *testing.B) {
 				dur = time.Microsecond
 			}
 			sc := testScenario("uniform", workers, scenario.Phase{Name: "c", Type: "constant", Rate: rate, Duration: dur})
-			cfg := testConfig(b, sc, 4, Variant{Name: "v", Backend: backend.Null()})
+			cfg := testConfig(b, sc, 4, VariantBackend{Name: "v", Backend: backend.Null()})
 			cfg.SpinBelow = 0
 			b.ResetTimer()
 			start := time.Now()

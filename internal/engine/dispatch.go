@@ -30,7 +30,7 @@ const DefaultSpinBelow = 2 * time.Millisecond
 // interference. So: no spinning when a server the run drives is on this machine or the
 // process has one CPU; spinning otherwise (a dedicated load machine, or a backend without
 // a server).
-func AutoSpin(variants []Variant) (spinBelow time.Duration, reason string) {
+func AutoSpin(variants []VariantBackend) (spinBelow time.Duration, reason string) {
 	cpus := runtime.GOMAXPROCS(0)
 	if host := localServer(variants); host != "" {
 		return -1, fmt.Sprintf("sleeps on timers (no spin): a server of this run is on this "+
@@ -46,7 +46,7 @@ func AutoSpin(variants []Variant) (spinBelow time.Duration, reason string) {
 
 // localServer is the first server host of the variants' backends that is an address of
 // this machine, or "".
-func localServer(variants []Variant) string {
+func localServer(variants []VariantBackend) string {
 	var local map[string]bool
 	for _, v := range variants {
 		s, ok := v.Backend.(backend.Servers)

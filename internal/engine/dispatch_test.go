@@ -24,8 +24,8 @@ type serverBackend struct {
 
 func (s serverBackend) ServerHosts() []string { return s.hosts }
 
-func withServers(hosts ...string) Variant {
-	return Variant{Name: "v", Backend: serverBackend{Backend: backend.Null(), hosts: hosts}}
+func withServers(hosts ...string) VariantBackend {
+	return VariantBackend{Name: "v", Backend: serverBackend{Backend: backend.Null(), hosts: hosts}}
 }
 
 // A remote address: one of this machine's own is never in TEST-NET-1 (RFC 5737).
@@ -44,12 +44,12 @@ func TestAutoSpinAvoidsServersOnThisMachine(t *testing.T) {
 		}
 	}
 	for _, h := range local {
-		spin, reason := AutoSpin([]Variant{withServers(remote, h)})
+		spin, reason := AutoSpin([]VariantBackend{withServers(remote, h)})
 		if spin >= 0 || !strings.Contains(reason, h) || !strings.Contains(reason, "no spin") {
 			t.Errorf("server on %s: spin %v, reason %q; want no spin, naming the host", h, spin, reason)
 		}
 	}
-	for _, vs := range [][]Variant{
+	for _, vs := range [][]VariantBackend{
 		{withServers(remote, remote+":9042")},
 		{{Name: "null", Backend: backend.Null()}}, // no server at all
 	} {
@@ -58,7 +58,7 @@ func TestAutoSpinAvoidsServersOnThisMachine(t *testing.T) {
 		}
 	}
 	runtime.GOMAXPROCS(1)
-	if spin, reason := AutoSpin([]Variant{withServers(remote)}); spin >= 0 || !strings.Contains(reason, "one CPU") {
+	if spin, reason := AutoSpin([]VariantBackend{withServers(remote)}); spin >= 0 || !strings.Contains(reason, "one CPU") {
 		t.Errorf("one CPU: spin %v, reason %q; want no spin", spin, reason)
 	}
 }

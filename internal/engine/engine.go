@@ -41,8 +41,9 @@ type OpInfo struct {
 	Kind string // read | write
 }
 
-// Variant is one design variant to drive. Exactly one of Backend and Virtual is set.
-type Variant struct {
+// VariantBackend is one design variant to drive: what the results name it by and the
+// backend its operations go to. Exactly one of Backend and Virtual is set.
+type VariantBackend struct {
 	Name     string
 	Design   string
 	Database string
@@ -58,7 +59,9 @@ type Variant struct {
 }
 
 // unserved reports whether the variant does not serve operation type t.
-func (v *Variant) unserved(t uint16) bool { return int(t) < len(v.Unserved) && v.Unserved[t] != "" }
+func (v *VariantBackend) unserved(t uint16) bool {
+	return int(t) < len(v.Unserved) && v.Unserved[t] != ""
+}
 
 // Config is everything one run needs.
 type Config struct {
@@ -67,7 +70,7 @@ type Config struct {
 	Ops      []OpInfo
 	// NewSource returns a fresh stream; every call must yield the same operations.
 	NewSource func() (Source, error)
-	Variants  []Variant
+	Variants  []VariantBackend
 	Dir       *results.Dir
 	Backend   results.BackendInfo
 	Tool      results.Tool
@@ -156,7 +159,7 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		vr, err := runRealtime(ctx, rcfg, i, func(v results.Variant) {
+		vr, err := runRealtime(ctx, rcfg, i, func(v results.SummaryVariant) {
 			mu.Lock()
 			sum.Variants[i] = v
 			mu.Unlock()
@@ -190,10 +193,10 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 			wg.Add(1)
 			go func(k, i int) {
 				defer wg.Done()
-				var vr results.Variant
+				var vr results.SummaryVariant
 				var err error
 				if srcErr != nil {
-					vr, err = results.Variant{Name: cfg.Variants[i].Name, Interrupted: true}, srcErr
+					vr, err = results.SummaryVariant{Name: cfg.Variants[i].Name, Interrupted: true}, srcErr
 				} else {
 					defer readers[k].Close()
 					vr, err = runVirtual(ctx, &cfg, i, readers[k])
@@ -251,7 +254,7 @@ func newSummary(cfg *Config) *results.Summary {
 		s.Phases = append(s.Phases, results.Phase{Name: p.Name, Type: p.Type, StartS: p.Start.Seconds(), EndS: p.End.Seconds(), ExpectedOps: p.Expected * cfg.share()})
 	}
 	for _, v := range cfg.Variants {
-		s.Variants = append(s.Variants, results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true})
+		s.Variants = append(s.Variants, results.SummaryVariant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true})
 		if v.Backend != nil && s.Dispatch == nil {
 			s.Dispatch = dispatchInfo(cfg)
 		}
@@ -289,9 +292,9 @@ func timeline(cfg *Config) results.Timeline {
 // variantResult assembles a variant's summary from the collector's cumulative sets.
 // span is the measured time (until the last completion), due the time operations were due
 // (the schedule, or until an interrupt).
-func variantResult(cfg *Config, i int, col *metrics.Collector, started time.Time, span, due time.Duration) results.Variant {
+func variantResult(cfg *Config, i int, col *metrics.Collector, started time.Time, span, due time.Duration) results.SummaryVariant {
 	v := cfg.Variants[i]
-	out := results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, StartedAt: started, DurationS: span.Seconds()}
+	out := results.SummaryVariant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, StartedAt: started, DurationS: span.Seconds()}
 	total := &metrics.Set{Response: metrics.NewHistogram(), Service: metrics.NewHistogram(), Lag: metrics.NewHistogram()}
 	for op, set := range col.Totals() {
 		if set == nil || set.Offered() == 0 {

@@ -47,7 +47,7 @@ func testScenario(arrival string, maxInFlight int, phases ...scenario.Phase) *sc
 	return s
 }
 
-func testConfig(t testing.TB, sc *scenario.Scenario, nOps int, variants ...Variant) Config {
+func testConfig(t testing.TB, sc *scenario.Scenario, nOps int, variants ...VariantBackend) Config {
 	t.Helper()
 	sch := schedule.New(sc)
 	dir, err := results.Create(filepath.Join(t.TempDir(), "out"))
@@ -75,7 +75,7 @@ func TestStallShowsInResponseTimeNotServiceTime(t *testing.T) {
 		sc := testScenario("uniform", 4, scenario.Phase{Name: "c", Type: "constant", Rate: 1000, Duration: 10 * time.Second})
 		be := backend.NewDelay(backend.DelayOptions{Latency: 100 * time.Microsecond, Distribution: "fixed",
 			Stalls: []backend.Stall{{At: 4 * time.Second, For: time.Second}}})
-		cfg := testConfig(t, sc, 1, Variant{Name: "v", Backend: be})
+		cfg := testConfig(t, sc, 1, VariantBackend{Name: "v", Backend: be})
 		sum, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +130,7 @@ func TestStreamIndependentOfWorkerCount(t *testing.T) {
 		var fp string
 		synctest.Test(t, func(t *testing.T) {
 			sc := testScenario("poisson", workers, scenario.Phase{Name: "r", Type: "ramp", From: 100, To: 2000, Duration: 3 * time.Second})
-			cfg := testConfig(t, sc, 3, Variant{Name: "v", Backend: be})
+			cfg := testConfig(t, sc, 3, VariantBackend{Name: "v", Backend: be})
 			if _, err := Run(context.Background(), cfg); err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +156,7 @@ func TestDropPolicyCountsDroppedOperations(t *testing.T) {
 		sc.Load.OnFull = scenario.OnFullDrop
 		// Each operation takes 50 ms; 2 workers serve 40/s of the 100/s offered.
 		be := backend.NewDelay(backend.DelayOptions{Latency: 50 * time.Millisecond, Distribution: "fixed"})
-		cfg := testConfig(t, sc, 1, Variant{Name: "v", Backend: be})
+		cfg := testConfig(t, sc, 1, VariantBackend{Name: "v", Backend: be})
 		sum, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -178,7 +178,7 @@ func TestInterruptWritesWhatWasMeasured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sc := testScenario("uniform", 8, scenario.Phase{Name: "c", Type: "constant", Rate: 200, Duration: 60 * time.Second})
 		be := backend.NewDelay(backend.DelayOptions{Latency: 10 * time.Millisecond, Distribution: "fixed"})
-		cfg := testConfig(t, sc, 2, Variant{Name: "v", Backend: be}, Variant{Name: "never", Backend: be})
+		cfg := testConfig(t, sc, 2, VariantBackend{Name: "v", Backend: be}, VariantBackend{Name: "never", Backend: be})
 		ctx, cancel := context.WithCancelCause(context.Background())
 		time.AfterFunc(5500*time.Millisecond, func() { cancel(fmt.Errorf("received SIGTERM")) })
 		sum, err := Run(ctx, cfg)
@@ -220,7 +220,7 @@ func TestIntervalLogsAddUpToTheSummary(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sc := testScenario("poisson", 16, scenario.Phase{Name: "c", Type: "constant", Rate: 500, Duration: 4 * time.Second})
 		be := backend.NewDelay(backend.DelayOptions{Latency: 2 * time.Millisecond, Distribution: "exponential", ErrorRate: 0.1})
-		cfg := testConfig(t, sc, 2, Variant{Name: "v/1", Backend: be})
+		cfg := testConfig(t, sc, 2, VariantBackend{Name: "v/1", Backend: be})
 		sum, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -283,9 +283,9 @@ func TestSimulatedVariantsShareOneStream(t *testing.T) {
 	// variant, which stops reading, would block the generator if it waited for it.
 	sc := testScenario(scenario.ArrivalPoisson, 64, scenario.Phase{Name: "p", Type: scenario.PhaseConstant, Duration: 20 * time.Second, Rate: 20000})
 	sims := []*fakeSim{{}, {}, {failAfter: 1000}, {}, {}}
-	var variants []Variant
+	var variants []VariantBackend
 	for i, s := range sims {
-		variants = append(variants, Variant{Name: fmt.Sprintf("v%d", i), Virtual: s})
+		variants = append(variants, VariantBackend{Name: fmt.Sprintf("v%d", i), Virtual: s})
 	}
 	cfg := testConfig(t, sc, 3, variants...)
 	sources := 0
@@ -384,9 +384,9 @@ func (f *sharingSim) Simulate(ctx context.Context, next func(*workloads.Op) bool
 func TestSimulatedGroupShares(t *testing.T) {
 	sc := testScenario(scenario.ArrivalPoisson, 64, scenario.Phase{Name: "p", Type: scenario.PhaseConstant, Duration: 5 * time.Second, Rate: 20000})
 	sims := []*sharingSim{{}, {}, {}}
-	var variants []Variant
+	var variants []VariantBackend
 	for i, s := range sims {
-		variants = append(variants, Variant{Name: fmt.Sprintf("v%d", i), Virtual: s})
+		variants = append(variants, VariantBackend{Name: fmt.Sprintf("v%d", i), Virtual: s})
 	}
 	if _, err := Run(context.Background(), testConfig(t, sc, 3, variants...)); err != nil {
 		t.Fatal(err)

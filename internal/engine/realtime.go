@@ -27,16 +27,16 @@ type worker struct {
 }
 
 // runRealtime drives one variant in wall-clock time.
-func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(results.Variant)) (results.Variant, error) {
+func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(results.SummaryVariant)) (results.SummaryVariant, error) {
 	v := &cfg.Variants[vi]
 	sc := cfg.Scenario
 	src, err := cfg.NewSource()
 	if err != nil {
-		return results.Variant{Name: v.Name, Interrupted: true}, err
+		return results.SummaryVariant{Name: v.Name, Interrupted: true}, err
 	}
 	started, ok := cfg.variantStart(ctx, vi) // now, or the variant's start on the common clock
 	if !ok {
-		return results.Variant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true}, nil
+		return results.SummaryVariant{Name: v.Name, Design: v.Design, Database: v.Database, Params: v.Params, Notes: v.Notes, Interrupted: true}, nil
 	}
 	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg))
 	defer vw.Close()
@@ -213,7 +213,7 @@ func runWorker(ctx context.Context, w *worker, ch <-chan workloads.Op, be backen
 // leaves it uncounted, as a dispatched one would be).
 type servedSource struct {
 	src Source
-	v   *Variant
+	v   *VariantBackend
 	sh  Shard // another shard's unserved operation is recorded as foreign
 	rec *metrics.Recorder
 	w   *waiter
@@ -322,7 +322,7 @@ type eventRunner struct {
 	wg     sync.WaitGroup
 }
 
-func startEvents(ctx context.Context, evs []scenario.Event, v *Variant, origin time.Time) *eventRunner {
+func startEvents(ctx context.Context, evs []scenario.Event, v *VariantBackend, origin time.Time) *eventRunner {
 	r := &eventRunner{}
 	ctx, r.cancel = context.WithCancel(ctx)
 	for _, e := range evs {

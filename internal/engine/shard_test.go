@@ -40,7 +40,7 @@ func TestRealtimeShardSendsItsOwnOperations(t *testing.T) {
 			})
 			sc := testScenario("uniform", 16, scenario.Phase{Name: "c", Type: "constant", Rate: 900, Duration: 2 * time.Second})
 			sc.Events = []scenario.Event{{At: time.Second, Action: "node_down", Node: "n1"}}
-			cfg := testConfig(t, sc, 2, Variant{Name: "v", Backend: be})
+			cfg := testConfig(t, sc, 2, VariantBackend{Name: "v", Backend: be})
 			cfg.Shard = thirds(i)
 			sum, err := Run(context.Background(), cfg)
 			if err != nil {
@@ -80,7 +80,7 @@ func TestRealtimeShardSendsItsOwnOperations(t *testing.T) {
 func TestLateShardCountsMissedOperationsLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sc := testScenario("uniform", 64, scenario.Phase{Name: "c", Type: "constant", Rate: 1000, Duration: 3 * time.Second})
-		cfg := testConfig(t, sc, 1, Variant{Name: "v", Backend: backend.Func(func(context.Context, *workloads.Op) backend.Outcome { return backend.Outcome{} })})
+		cfg := testConfig(t, sc, 1, VariantBackend{Name: "v", Backend: backend.Func(func(context.Context, *workloads.Op) backend.Outcome { return backend.Outcome{} })})
 		cfg.Shard = Shard{Index: 0, Count: 2, Of: func(*workloads.Op) int { return 0 }} // this shard owns everything
 		cfg.StartAt = time.Now().Add(-1500 * time.Millisecond)
 		sum, err := Run(context.Background(), cfg)
@@ -130,7 +130,7 @@ func TestShardWaitsForTheCommonStart(t *testing.T) {
 			return backend.Outcome{}
 		})
 		sc := testScenario("uniform", 8, scenario.Phase{Name: "c", Type: "constant", Rate: 100, Duration: time.Second})
-		cfg := testConfig(t, sc, 1, Variant{Name: "v", Backend: be})
+		cfg := testConfig(t, sc, 1, VariantBackend{Name: "v", Backend: be})
 		start := time.Now().Add(5 * time.Second)
 		cfg.StartAt = start
 		sum, err := Run(context.Background(), cfg)
@@ -149,7 +149,7 @@ func TestShardWaitsForTheCommonStart(t *testing.T) {
 // A simulated backend that cannot run a shard is refused, not run whole.
 func TestShardNeedsAShardedSimulator(t *testing.T) {
 	sc := testScenario("uniform", 8, scenario.Phase{Name: "c", Type: "constant", Rate: 100, Duration: time.Second})
-	cfg := testConfig(t, sc, 1, Variant{Name: "v", Virtual: plainVirtual{}})
+	cfg := testConfig(t, sc, 1, VariantBackend{Name: "v", Virtual: plainVirtual{}})
 	cfg.Shard = thirds(1)
 	if _, err := Run(context.Background(), cfg); err == nil {
 		t.Fatal("a simulator without RecordOnly ran a shard")
@@ -183,7 +183,7 @@ func TestShardTargetsAddUpWithUnservedOperations(t *testing.T) {
 		var u int64
 		synctest.Test(t, func(t *testing.T) {
 			be := backend.Func(func(context.Context, *workloads.Op) backend.Outcome { return backend.Outcome{} })
-			cfg := testConfig(t, sc, 3, Variant{Name: "v", Backend: be, Unserved: unserved})
+			cfg := testConfig(t, sc, 3, VariantBackend{Name: "v", Backend: be, Unserved: unserved})
 			cfg.Shard = sh
 			sum, err := Run(context.Background(), cfg)
 			if err != nil {

@@ -34,7 +34,7 @@ func TestUnservedOperationsAreNeverDispatched(t *testing.T) {
 			time.Sleep(time.Millisecond)
 			return backend.Outcome{}
 		})
-		cfg := testConfig(t, sc, 3, Variant{Name: "v", Backend: be, Unserved: []string{"", "the design keeps op1 elsewhere", "the design keeps op2 elsewhere"}})
+		cfg := testConfig(t, sc, 3, VariantBackend{Name: "v", Backend: be, Unserved: []string{"", "the design keeps op1 elsewhere", "the design keeps op2 elsewhere"}})
 		sum, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +92,7 @@ func TestUnservedEverythingAndInterrupt(t *testing.T) {
 			t.Error("an unserved operation was dispatched")
 			return backend.Outcome{}
 		})
-		cfg := testConfig(t, sc, 2, Variant{Name: "v", Backend: be, Unserved: []string{"no section", "no section"}})
+		cfg := testConfig(t, sc, 2, VariantBackend{Name: "v", Backend: be, Unserved: []string{"no section", "no section"}})
 		ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
 		defer cancel()
 		sum, err := Run(ctx, cfg)

@@ -12,7 +12,7 @@ import (
 
 // runVirtual drives one simulated variant: the simulator consumes the stream in virtual
 // time and reports every operation's timing; intervals close as virtual time passes.
-func runVirtual(ctx context.Context, cfg *Config, vi int, src Source) (results.Variant, error) {
+func runVirtual(ctx context.Context, cfg *Config, vi int, src Source) (results.SummaryVariant, error) {
 	v := &cfg.Variants[vi]
 	started := time.Now()
 	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg))

@@ -40,8 +40,8 @@ type Side struct {
 	Capacity *float64
 }
 
-// Variant is one design variant, real beside simulated.
-type Variant struct {
+// Pair is one design variant's real run beside its simulation.
+type Pair struct {
 	Name, Design string
 	// Calibrated: the simulation was fitted to this variant's real run.
 	Calibrated bool
@@ -57,7 +57,7 @@ type Variant struct {
 var DefaultTolerance = results.FidelityTolerance{SharePP: 2, Latency: 0.25, Utilisation: 0.7, MinOps: 200}
 
 // FromSummary is a summary variant's served operations (service time) and its totals.
-func FromSummary(v *results.Variant) (ops []Op, all Op) {
+func FromSummary(v *results.SummaryVariant) (ops []Op, all Op) {
 	conv := func(name string, l results.Latency) Op {
 		return Op{Op: name, Count: l.Count, Mean: l.Mean, P50: l.P50, P99: l.P99}
 	}
@@ -73,7 +73,7 @@ func FromSummary(v *results.Variant) (ops []Op, all Op) {
 
 // Compare holds every variant's simulation against its real run and ranks the variants
 // of each design (and all of them) on both sides.
-func Compare(vs []Variant, tol results.FidelityTolerance) ([]results.FidelityVariant, []results.FidelityRanking, results.FidelityVerdict) {
+func Compare(vs []Pair, tol results.FidelityTolerance) ([]results.FidelityVariant, []results.FidelityRanking, results.FidelityVerdict) {
 	out := make([]results.FidelityVariant, len(vs))
 	for i := range vs {
 		out[i] = compareVariant(&vs[i], tol)
@@ -82,7 +82,7 @@ func Compare(vs []Variant, tol results.FidelityTolerance) ([]results.FidelityVar
 	return out, ranks, verdict(out, ranks, tol)
 }
 
-func compareVariant(v *Variant, tol results.FidelityTolerance) results.FidelityVariant {
+func compareVariant(v *Pair, tol results.FidelityTolerance) results.FidelityVariant {
 	fv := results.FidelityVariant{Name: v.Name, Design: v.Design, Calibrated: v.Calibrated, Utilisation: v.Utilisation, Notes: v.Notes}
 	replica := func(c Count) int64 { return c.Reads + c.Writes }
 	coord := func(c Count) int64 { return c.CoordinatorReads + c.CoordinatorWrites }
@@ -161,7 +161,7 @@ func shares(real, sim []Count, f func(Count) int64, perTable bool) []results.Fid
 
 // latency compares one operation; it is judged when it is a prediction, measured often
 // enough, at a utilisation within the tolerance.
-func latency(r, s Op, v *Variant, tol results.FidelityTolerance) results.FidelityLatency {
+func latency(r, s Op, v *Pair, tol results.FidelityTolerance) results.FidelityLatency {
 	l := results.FidelityLatency{Op: r.Op, Count: r.Count, SimCount: s.Count,
 		Real: results.FidelityStat{Mean: r.Mean, P50: r.P50, P99: r.P99},
 		Sim:  results.FidelityStat{Mean: s.Mean, P50: s.P50, P99: s.P99}}

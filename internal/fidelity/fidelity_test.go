@@ -18,8 +18,8 @@ func counts(table string, replica, coord map[string]int64) []Count {
 	return out
 }
 
-func variant(name, design string, real, sim map[string]int64, realOps, simOps []Op) Variant {
-	v := Variant{Name: name, Design: design}
+func variant(name, design string, real, sim map[string]int64, realOps, simOps []Op) Pair {
+	v := Pair{Name: name, Design: design}
 	v.Real.Counts = counts("t", real, real)
 	v.Sim.Counts = counts("t", sim, sim)
 	v.Real.Ops, v.Sim.Ops = realOps, simOps
@@ -47,7 +47,7 @@ func ops(p50, p99 float64) []Op {
 func TestPlacementShares(t *testing.T) {
 	real := map[string]int64{"a": 500, "b": 300, "c": 200}
 	near := map[string]int64{"a": 5100, "b": 2950, "c": 1950} // 51.0, 29.5, 19.5 %
-	vs := []Variant{variant("v1", "d1", real, near, ops(2, 10), ops(2, 10))}
+	vs := []Pair{variant("v1", "d1", real, near, ops(2, 10), ops(2, 10))}
 	fv, _, verdict := Compare(vs, DefaultTolerance)
 	got := map[string]results.FidelityShare{}
 	for _, s := range fv[0].Nodes {
@@ -73,10 +73,10 @@ func TestPlacementShares(t *testing.T) {
 // A node one side never saw counts as a share of 0 on that side; a table neither side
 // touched is left out of the per-table rows.
 func TestSharesOfMissingNodesAndTables(t *testing.T) {
-	v := Variant{Name: "v", Design: "d"}
+	v := Pair{Name: "v", Design: "d"}
 	v.Real.Counts = []Count{{Node: "a", Table: "t", Writes: 10}, {Node: "b", Table: "t", Writes: 10}, {Node: "a", Table: "idle"}}
 	v.Sim.Counts = []Count{{Node: "a", Table: "t", Writes: 20}}
-	fv, _, _ := Compare([]Variant{v}, DefaultTolerance)
+	fv, _, _ := Compare([]Pair{v}, DefaultTolerance)
 	for _, s := range fv[0].Nodes {
 		if s.Node == "b" && (s.Real != 0.5 || s.Sim != 0 || s.DiffPP != -50) {
 			t.Errorf("node b: %+v", s)
@@ -100,7 +100,7 @@ func TestLatencyJudgement(t *testing.T) {
 	rare := variant("rare", "d4", even, even, []Op{{Op: "x", Count: 50, P50: 1, P99: 2}}, []Op{{Op: "x", Count: 50, P50: 9, P99: 9}})
 	hot := variant("hot", "d5", even, even, ops(2, 10), ops(9, 90))
 	hot.Utilisation = 0.9
-	fv, _, verdict := Compare([]Variant{cal, good, bad, rare, hot}, DefaultTolerance)
+	fv, _, verdict := Compare([]Pair{cal, good, bad, rare, hot}, DefaultTolerance)
 	want := map[string]struct {
 		judged, within bool
 		why            string
@@ -123,11 +123,11 @@ func TestLatencyJudgement(t *testing.T) {
 	if verdict.Latency || !strings.Contains(verdict.Lines[1], "1 of 2 operations judged") || !strings.Contains(verdict.Lines[1], "bad sessions.read p99") {
 		t.Errorf("latency verdict: %v", verdict.Lines)
 	}
-	_, _, verdict = Compare([]Variant{cal, good}, DefaultTolerance)
+	_, _, verdict = Compare([]Pair{cal, good}, DefaultTolerance)
 	if !verdict.Latency {
 		t.Errorf("only good predictions: %v", verdict.Lines)
 	}
-	_, _, verdict = Compare([]Variant{cal}, DefaultTolerance)
+	_, _, verdict = Compare([]Pair{cal}, DefaultTolerance)
 	if verdict.Latency {
 		t.Errorf("nothing judged must not pass: %v", verdict.Lines)
 	}
@@ -137,12 +137,12 @@ func TestLatencyJudgement(t *testing.T) {
 // apart but the simulation orders the other way is discordant; a pair the cluster does
 // not tell apart (within the tie) is not judged.
 func TestRankings(t *testing.T) {
-	mk := func(name, design string, realHot, simHot int64, realP99, simP99 float64) Variant {
+	mk := func(name, design string, realHot, simHot int64, realP99, simP99 float64) Pair {
 		r := map[string]int64{"a": realHot, "b": 100 - realHot}
 		s := map[string]int64{"a": simHot, "b": 100 - simHot}
 		return variant(name, design, r, s, ops(1, realP99), ops(1, simP99))
 	}
-	vs := []Variant{
+	vs := []Pair{
 		mk("s1-one", "s1", 90, 88, 10, 10),
 		mk("s1-many", "s1", 60, 61, 20, 20),
 		mk("s2", "s2", 70, 55, 30, 31), // the simulation puts s2 below s1-many by hottest node
@@ -181,7 +181,7 @@ func TestRankings(t *testing.T) {
 
 	// Two variants the cluster cannot tell apart (70% and 71%: within 2 pp) may come in
 	// either order from the simulation.
-	_, ranks, verdict = Compare([]Variant{mk("x", "s4", 70, 80, 10, 10), mk("y", "s5", 71, 60, 10, 10)}, DefaultTolerance)
+	_, ranks, verdict = Compare([]Pair{mk("x", "s4", 70, 80, 10, 10), mk("y", "s5", 71, 60, 10, 10)}, DefaultTolerance)
 	if !verdict.Ranking || !ranks[0].Agree || ranks[0].Sim[0] != "y" {
 		t.Errorf("a tie on the cluster must not be judged: %+v", ranks)
 	}
@@ -205,7 +205,7 @@ func TestRankings(t *testing.T) {
 
 // FromSummary keeps served operations with service times and takes the totals.
 func TestFromSummary(t *testing.T) {
-	v := &results.Variant{Totals: results.OpStats{Service: results.Latency{Count: 3, Mean: 2, P50: 1, P99: 5}},
+	v := &results.SummaryVariant{Totals: results.OpStats{Service: results.Latency{Count: 3, Mean: 2, P50: 1, P99: 5}},
 		Ops: []results.OpStats{
 			{Op: "a", Scheduled: 3, Service: results.Latency{Count: 3, Mean: 2, P50: 1, P99: 5}},
 			{Op: "b", Unserved: 7},

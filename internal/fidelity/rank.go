@@ -55,7 +55,7 @@ func measures(tol results.FidelityTolerance) []measure {
 
 // rank orders the variants of every design with several (a sweep) and, when the run
 // holds more than one design, all of them, by every measure both sides have for each.
-func rank(vs []Variant, fvs []results.FidelityVariant, tol results.FidelityTolerance) []results.FidelityRanking {
+func rank(vs []Pair, fvs []results.FidelityVariant, tol results.FidelityTolerance) []results.FidelityRanking {
 	var groups []string
 	members := map[string][]int{}
 	for i, v := range vs {

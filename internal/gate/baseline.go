@@ -75,7 +75,7 @@ func CompareBaseline(cur, old *Run, o BaselineOptions) []results.GateCheck {
 // comparableTotals are the totals of a variant in both runs over the same operations:
 // the totals themselves when both runs served the same ones, else the operations both
 // served, merged exactly from their histograms (named for what they hold).
-func comparableTotals(nv, ov *results.Variant) (*results.OpStats, *results.OpStats, error) {
+func comparableTotals(nv, ov *results.SummaryVariant) (*results.OpStats, *results.OpStats, error) {
 	var both []string
 	same := true
 	for i := range nv.Ops {

@@ -68,7 +68,7 @@ func variantNames(s *results.Summary) []string {
 	return out
 }
 
-func opNames(v *results.Variant) []string {
+func opNames(v *results.SummaryVariant) []string {
 	out := make([]string, len(v.Ops))
 	for i, o := range v.Ops {
 		out[i] = o.Op
@@ -121,7 +121,7 @@ func evalRule(r *Rule, run *Run) []results.GateCheck {
 		Threshold: displayValue(r.Metric.Unit, r.Threshold), Unit: displayUnit(r.Metric.Unit),
 		ThresholdText: r.Cmp + " " + r.ThresholdText, Rule: r.Text, Source: r.Pos.String(),
 	}
-	var variants []*results.Variant
+	var variants []*results.SummaryVariant
 	for i := range run.Summary.Variants {
 		if Match(r.Variant, run.Summary.Variants[i].Name) {
 			variants = append(variants, &run.Summary.Variants[i])
@@ -158,7 +158,7 @@ func absent(c results.GateCheck, detail string) results.GateCheck {
 	return c
 }
 
-func evalOpRule(r *Rule, run *Run, v *results.Variant, base results.GateCheck) []results.GateCheck {
+func evalOpRule(r *Rule, run *Run, v *results.SummaryVariant, base results.GateCheck) []results.GateCheck {
 	var ops []*results.OpStats
 	switch {
 	case r.Target == "all":
@@ -207,7 +207,7 @@ func evalOpRule(r *Rule, run *Run, v *results.Variant, base results.GateCheck) [
 
 // notServed is the check of a rule on an operation the variant does not serve: not a
 // measurement, so not judged (SKIP, which --strict fails), with the design's reason.
-func notServed(c results.GateCheck, v *results.Variant, st *results.OpStats) results.GateCheck {
+func notServed(c results.GateCheck, v *results.SummaryVariant, st *results.OpStats) results.GateCheck {
 	c.Status, c.ValueText = results.GateSkip, "not served"
 	c.Detail = fmt.Sprintf("not served by this design (%s operations offered, none sent): %s", groupInt(st.Unserved), st.UnservedReason)
 	return c
@@ -215,7 +215,7 @@ func notServed(c results.GateCheck, v *results.Variant, st *results.OpStats) res
 
 // servedOnly says, for a rule on a variant's totals, that they hold the served
 // operations only when the variant does not serve every one.
-func servedOnly(v *results.Variant, st *results.OpStats) string {
+func servedOnly(v *results.SummaryVariant, st *results.OpStats) string {
 	if st != &v.Totals || v.Coverage.Full() {
 		return ""
 	}
@@ -235,7 +235,7 @@ func withDetail(a, b string) string {
 	return a + "; " + b
 }
 
-func evalOp(r *Rule, run *Run, v *results.Variant, st *results.OpStats, c results.GateCheck) results.GateCheck {
+func evalOp(r *Rule, run *Run, v *results.SummaryVariant, st *results.OpStats, c results.GateCheck) results.GateCheck {
 	m := r.Metric
 	if m.Unit == UnitNanos {
 		return evalLatency(r, run, v, st, c)
@@ -288,7 +288,7 @@ func evalOp(r *Rule, run *Run, v *results.Variant, st *results.OpStats, c result
 
 // servedShare is the share of the offered operations the variant served: of every
 // operation for its totals, of one operation's (1 or 0) for that operation.
-func servedShare(v *results.Variant, st *results.OpStats) (float64, bool) {
+func servedShare(v *results.SummaryVariant, st *results.OpStats) (float64, bool) {
 	if st == &v.Totals {
 		return v.Coverage.ServedShare, v.Coverage.Offered > 0
 	}
@@ -328,7 +328,7 @@ func compare(v float64, cmp string, t float64) bool {
 	return false
 }
 
-func evalLatency(r *Rule, run *Run, v *results.Variant, st *results.OpStats, c results.GateCheck) results.GateCheck {
+func evalLatency(r *Rule, run *Run, v *results.SummaryVariant, st *results.OpStats, c results.GateCheck) results.GateCheck {
 	m := r.Metric
 	h, err := run.histogram(v.Name, st, m.Hist)
 	if err != nil {
@@ -383,7 +383,7 @@ func smallSample(r *Rule, c results.GateCheck, h *hdr.Histogram, val float64, ne
 	return c
 }
 
-func evalTableRule(r *Rule, run *Run, v *results.Variant, base results.GateCheck) []results.GateCheck {
+func evalTableRule(r *Rule, run *Run, v *results.SummaryVariant, base results.GateCheck) []results.GateCheck {
 	c := base
 	c.Variant, c.Name = v.Name, ruleName(r, v.Name, "table:"+r.Target)
 	hv := run.Hotspots.Variant(v.Name)
@@ -463,7 +463,7 @@ func evalTableRule(r *Rule, run *Run, v *results.Variant, base results.GateCheck
 	return out
 }
 
-func evalNodesRule(r *Rule, run *Run, v *results.Variant, base results.GateCheck) results.GateCheck {
+func evalNodesRule(r *Rule, run *Run, v *results.SummaryVariant, base results.GateCheck) results.GateCheck {
 	c := base
 	c.Variant, c.Name = v.Name, ruleName(r, v.Name, "nodes")
 	var loads []float64

@@ -58,7 +58,7 @@ func memRun(t testing.TB, variants map[string][]opSpec, order ...string) *Run {
 	t.Helper()
 	sum := &results.Summary{Schema: results.Schema, Version: results.Version}
 	for _, name := range order {
-		v := results.Variant{Name: name}
+		v := results.SummaryVariant{Name: name}
 		total := &metrics.Set{Response: metrics.NewHistogram(), Service: metrics.NewHistogram(), Lag: metrics.NewHistogram()}
 		for _, s := range variants[name] {
 			st := opStats(t, s)

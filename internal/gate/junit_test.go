@@ -95,7 +95,7 @@ func parseJUnit(t *testing.T, path string) *xTestSuites {
 
 func TestJUnitOutput(t *testing.T) {
 	run := sampleRun(t)
-	run.Summary.Variants = append(run.Summary.Variants, results.Variant{Name: `odd <&"> name`, Ops: run.Summary.Variants[1].Ops, Totals: run.Summary.Variants[1].Totals})
+	run.Summary.Variants = append(run.Summary.Variants, results.SummaryVariant{Name: `odd <&"> name`, Ops: run.Summary.Variants[1].Ops, Totals: run.Summary.Variants[1].Totals})
 	checks := Evaluate(mustRules(t, `
 - carts.add_item p50 < 10ms
 - carts.add_item p99.99 < 1s

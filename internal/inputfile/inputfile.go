@@ -19,6 +19,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // Kind is a kind of input file and its size limit.
@@ -175,7 +177,7 @@ func Lines(path string, k Kind, fn func(line []byte, n int, complete bool) error
 		if err == bufio.ErrBufferFull {
 			long = append(long, chunk...)
 			if len(long) > MaxLine {
-				return &Error{Path: path, Problem: fmt.Sprintf("line %d is longer than %s", n+1, FormatBytes(MaxLine))}
+				return &Error{Path: path, Problem: fmt.Sprintf("line %d is longer than %s", n+1, units.Bytes(float64(MaxLine)))}
 			}
 			continue
 		}
@@ -191,7 +193,7 @@ func Lines(path string, k Kind, fn func(line []byte, n int, complete bool) error
 				line = line[:len(line)-1]
 			}
 			if len(line) > MaxLine {
-				return &Error{Path: path, Problem: fmt.Sprintf("line %d is longer than %s", n, FormatBytes(MaxLine))}
+				return &Error{Path: path, Problem: fmt.Sprintf("line %d is longer than %s", n, units.Bytes(float64(MaxLine)))}
 			}
 			if ferr := fn(line, n, complete); ferr != nil {
 				return ferr
@@ -207,11 +209,11 @@ func Lines(path string, k Kind, fn func(line []byte, n int, complete bool) error
 }
 
 func tooLarge(path string, k Kind, size int64) error {
-	what := "more than " + FormatBytes(k.Max)
+	what := "more than " + units.Bytes(float64(k.Max))
 	if size >= 0 {
-		what = FormatBytes(size)
+		what = units.Bytes(float64(size))
 	}
-	return &Error{Path: path, Problem: fmt.Sprintf("%s is over the %s limit for %s", what, FormatBytes(k.Max), k.Name), Err: ErrTooLarge}
+	return &Error{Path: path, Problem: fmt.Sprintf("%s is over the %s limit for %s", what, units.Bytes(float64(k.Max)), k.Name), Err: ErrTooLarge}
 }
 
 // pathError turns an *fs.PathError into an Error naming path once.
@@ -244,24 +246,4 @@ func modeName(m fs.FileMode) string {
 		return "a block device"
 	}
 	return "not a plain file: " + m.Type().String()
-}
-
-// FormatBytes writes a size with a binary unit: 4 MiB, 1.5 GiB, 300 B.
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, u := float64(n), ""
-	for _, s := range []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"} {
-		v /= unit
-		u = s
-		if v < unit {
-			break
-		}
-	}
-	if v == float64(int64(v)) {
-		return fmt.Sprintf("%d %s", int64(v), u)
-	}
-	return fmt.Sprintf("%.1f %s", v, u)
 }

@@ -140,11 +140,3 @@ func TestLines(t *testing.T) {
 		t.Fatalf("over the limit: err = %v", err)
 	}
 }
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{300: "300 B", 4 << 20: "4 MiB", 3 << 29: "1.5 GiB", 1 << 30: "1 GiB"} {
-		if got := FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

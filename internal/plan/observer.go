@@ -36,7 +36,7 @@ type Observer struct {
 	steps  []stepState
 	order  []*tableStats
 	byName map[string]*tableStats
-	// plan holds the steps Op places: Placer.Plan's, less those of tables another
+	// plan holds the steps Op places: Placer.Compiled's, less those of tables another
 	// variant's observer places for this one (Borrow).
 	plan     *design.Compiled
 	borrowed []borrowed
@@ -115,9 +115,9 @@ type partInfo struct {
 
 type nodeStats struct{ ops, reads, writes, bytes int64 }
 
-// NewObserver observes accesses placed by p, which must be accesses of p.Plan's steps.
+// NewObserver observes accesses placed by p, which must be accesses of p.Compiled's steps.
 func NewObserver(p *Placer) *Observer {
-	return &Observer{Placer: p, plan: p.Plan, steps: make([]stepState, p.Plan.NumSteps()), byName: map[string]*tableStats{}}
+	return &Observer{Placer: p, plan: p.Compiled, steps: make([]stepState, p.Compiled.NumSteps()), byName: map[string]*tableStats{}}
 }
 
 // Borrow makes owner's analysis of target (a table or collection) this observer's: Op
@@ -125,7 +125,7 @@ func NewObserver(p *Placer) *Observer {
 // proves both see the same accesses placed alike (plan.Variants compares the target's
 // design signature and layout); owner must observe the same operations.
 func (o *Observer) Borrow(target string, owner *Observer) {
-	p := o.Placer.Plan
+	p := o.Placer.Compiled
 	for ty := range p.Model.Ops {
 		for _, s := range p.Steps(ty) {
 			if s.Target == target {
@@ -335,7 +335,7 @@ func (o *Observer) table(s *design.Step, op *workloads.Op) *tableStats {
 		t.limits = hotspot.CassandraLimits
 		if s.Database == design.MongoDB {
 			mb := 0
-			if d := o.Placer.Plan.Design; d != nil && d.MongoDB != nil {
+			if d := o.Placer.Compiled.Design; d != nil && d.MongoDB != nil {
 				mb = d.MongoDB.ChunkSizeMB
 			}
 			t.limits = hotspot.ChunkLimits(mb)
@@ -698,7 +698,7 @@ func (o *Observer) chunkName(t *tableStats) func(int) string {
 // day; the others at the scenario's steady rate (projection.steady_rate, else its
 // slowest constant phase) over the rate the schedule offered while observed.
 func (o *Observer) growthRate(t *tableStats, start, end int64) (float64, string) {
-	m := o.Placer.Plan.Model
+	m := o.Placer.Compiled.Model
 	if m == nil || m.Scenario == nil || end <= start {
 		return 1, "the observed rate"
 	}
@@ -766,7 +766,7 @@ func mixShare(mix scenario.Weights, op string) float64 {
 // offered is how many operations the scenario's schedule offers between store times
 // start and end, and over how many run seconds.
 func (o *Observer) offered(start, end int64) (n, wall float64) {
-	m := o.Placer.Plan.Model
+	m := o.Placer.Compiled.Model
 	scale := m.Scale
 	if scale <= 0 {
 		scale = 1

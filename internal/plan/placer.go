@@ -60,7 +60,7 @@ func (w *Where) Fingerprint() uint64 {
 // table of every sharded collection and mongos's targeting rules (MongoDB). One Placer
 // serves one goroutine; it allocates nothing per access once warm.
 type Placer struct {
-	Plan *design.Compiled
+	Compiled *design.Compiled
 	// Ring and Replicas: nil without a Cassandra part; Clients the data center of each
 	// operation's client on the ring.
 	Ring     *pc.Ring
@@ -108,7 +108,7 @@ type placerStep struct {
 // shard; with a monotonically increasing key every later insert lands beyond the last
 // split point, in the last chunk, as on a real cluster).
 func NewPlacer(p *design.Compiled, c *Cluster) (*Placer, error) {
-	pl := &Placer{Plan: p, Tables: map[string]*pm.ChunkTable{}, Loaded: map[string]*TableLoad{}, startChunks: map[string][]results.ShardChunks{}, allByT: map[*pm.ChunkTable][]int{}, primary: []int{0}}
+	pl := &Placer{Compiled: p, Tables: map[string]*pm.ChunkTable{}, Loaded: map[string]*TableLoad{}, startChunks: map[string][]results.ShardChunks{}, allByT: map[*pm.ChunkTable][]int{}, primary: []int{0}}
 	d := p.Design
 	if err := pl.load(); err != nil {
 		return nil, fmt.Errorf("design %s: %w", d.Name, err)
@@ -154,11 +154,11 @@ func NewPlacer(p *design.Compiled, c *Cluster) (*Placer, error) {
 
 // load finds the data every table of the plan starts with (Placer.Loaded).
 func (pl *Placer) load() error {
-	ls, err := pl.Plan.Loaders()
+	ls, err := pl.Compiled.Loaders()
 	if err != nil {
 		return err
 	}
-	pop := PopulationOf(pl.Plan.Model)
+	pop := PopulationOf(pl.Compiled.Model)
 	for _, l := range ls {
 		t, err := pop.Load(l, splitPattern(l.Step))
 		if err != nil {
@@ -185,8 +185,8 @@ func ChunkSize(d *design.Design) int64 {
 func (pl *Placer) buildChunks() error {
 	patterns := map[string]pm.KeyPattern{}
 	var order []string
-	for t := range pl.Plan.Model.Ops {
-		for _, s := range pl.Plan.Steps(t) {
+	for t := range pl.Compiled.Model.Ops {
+		for _, s := range pl.Compiled.Steps(t) {
 			if s.Database != design.MongoDB || len(s.KeyColumns) == 0 {
 				continue
 			}
@@ -196,7 +196,7 @@ func (pl *Placer) buildChunks() error {
 			}
 		}
 	}
-	size := ChunkSize(pl.Plan.Design)
+	size := ChunkSize(pl.Compiled.Design)
 	for _, coll := range order {
 		pat := patterns[coll]
 		var t *pm.ChunkTable
@@ -401,11 +401,11 @@ func (pl *Placer) ShardOffset() int {
 // with equal keys for a target place its accesses alike, operation for operation, so one
 // of them can place them for all ("" when target has no signature: never shared).
 func (pl *Placer) ShareKey(target string) string {
-	sig := pl.Plan.TargetSignature(target)
+	sig := pl.Compiled.TargetSignature(target)
 	if sig == "" {
 		return ""
 	}
-	return fmt.Sprintf("%p %s %s", pl.Plan.Model, sig, pl.layoutOf(target))
+	return fmt.Sprintf("%p %s %s", pl.Compiled.Model, sig, pl.layoutOf(target))
 }
 
 // layoutOf digests everything of the layout that places target's accesses: the ring,

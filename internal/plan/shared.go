@@ -253,7 +253,7 @@ func AlikeTables(pls []*Placer) []AlikeTable {
 		if pl == nil {
 			continue
 		}
-		for _, target := range Targets(pl.Plan) {
+		for _, target := range Targets(pl.Compiled) {
 			key := pl.ShareKey(target)
 			if key == "" {
 				continue

@@ -90,7 +90,7 @@ func TestShareTables(t *testing.T) {
 	total := 0
 	for _, o := range obs {
 		total += len(o.borrowed)
-		for ty := range o.Placer.Plan.Model.Ops {
+		for ty := range o.Placer.Compiled.Model.Ops {
 			for _, s := range o.plan.Steps(ty) {
 				for _, b := range o.borrowed {
 					if s.Namespace+"."+s.Target == b.name {

@@ -17,7 +17,7 @@ func TestCheckHistogramLogs(t *testing.T) {
 	dir, _ := writeRun(t)
 	dir.Close()
 	variant := "seed000[buckets=10]"
-	sum := &Summary{Variants: []Variant{{Name: variant, Ops: []OpStats{
+	sum := &Summary{Variants: []SummaryVariant{{Name: variant, Ops: []OpStats{
 		{Op: "carts.read", HistogramLog: HistogramLogPath(variant, "carts.read")},
 		{Op: "carts.add_item", HistogramLog: HistogramLogPath(variant, "carts.add_item")},
 	}}}}
@@ -121,7 +121,7 @@ func TestCheckRunSize(t *testing.T) {
 		t.Fatalf("5h of 14 variants: %v", err)
 	}
 	err := CheckRunSize(14, 25, 6*time.Hour)
-	want := "the results of 14 variant(s) over 6h would be about 7.9 GiB, and server.json would reach about 590.6 MiB, over the 512 MiB limit of a server-side figures file that report and gate read: at most 5.2h for this scenario"
+	want := "the results of 14 variant(s) over 6h would be about 7.93 GiB, and server.json would reach about 591 MiB, over the 512 MiB limit of a server-side figures file that report and gate read: at most 5.2h for this scenario"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}

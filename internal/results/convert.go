@@ -87,7 +87,7 @@ func convertV1(s *Summary) (map[string]bool, error) {
 }
 
 // unservedV1 tells whether a version-1 operation was one its variant does not serve.
-func unservedV1(st *OpStats, v *Variant, simulated bool) bool {
+func unservedV1(st *OpStats, v *SummaryVariant, simulated bool) bool {
 	ns := st.Errors[metrics.NotSupported.String()]
 	if st.Completed == 0 || st.OK > 0 || ns != st.Completed || len(st.Errors) != 1 {
 		return false
@@ -115,7 +115,7 @@ func unservedV1(st *OpStats, v *Variant, simulated bool) bool {
 
 // dropV1Refusals removes what version 1 said about unserved operations as errors: the
 // examples of backends refusing them, and the notes that counted them not_supported.
-func dropV1Refusals(v *Variant) {
+func dropV1Refusals(v *SummaryVariant) {
 	cls := metrics.NotSupported.String()
 	var keep []string
 	for _, e := range v.ErrorExamples[cls] {

@@ -22,7 +22,7 @@ const v1Dir = "testdata/v1-sim"
 
 // mergedServed is the exact merge of a variant's served operations' embedded response
 // histograms: what "all" must be.
-func mergedServed(t *testing.T, v *results.Variant) *hdr.Histogram {
+func mergedServed(t *testing.T, v *results.SummaryVariant) *hdr.Histogram {
 	t.Helper()
 	h := metrics.NewHistogram()
 	for _, st := range v.Ops {
@@ -231,8 +231,8 @@ func TestReadConvertsVersion1RealBackends(t *testing.T) {
 		st.HistogramLog = results.HistogramLogPath("v", name)
 		return st
 	}
-	variant := func(name string, notes []string, examples []string, ops ...results.OpStats) results.Variant {
-		v := results.Variant{Name: name, DurationS: 10, Ops: ops, Notes: notes}
+	variant := func(name string, notes []string, examples []string, ops ...results.OpStats) results.SummaryVariant {
+		v := results.SummaryVariant{Name: name, DurationS: 10, Ops: ops, Notes: notes}
 		if examples != nil {
 			v.ErrorExamples = map[string][]string{"not_supported": examples}
 		}
@@ -244,7 +244,7 @@ func TestReadConvertsVersion1RealBackends(t *testing.T) {
 		v.Totals = results.FromSet("all", "", set, 10, 10)
 		return v
 	}
-	v1 := &results.Summary{Backend: results.BackendInfo{Name: "cassandra", Target: "cassandra://127.0.0.1"}, Complete: true, Variants: []results.Variant{
+	v1 := &results.Summary{Backend: results.BackendInfo{Name: "cassandra", Target: "cassandra://127.0.0.1"}, Complete: true, Variants: []results.SummaryVariant{
 		variant("mongo-only", []string{"design m has no cassandra section: the cassandra backend ran none of its operations (all counted not_supported); run it with --backend mongo or sim"}, nil,
 			op("orders.read", 0, 50, 3000), op("carts.read", 0, 40, 2000)),
 		variant("mixed", []string{"2 operation(s) have steps on another database (MongoDB): counted not_supported by the cassandra backend"},

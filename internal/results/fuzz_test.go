@@ -15,7 +15,7 @@ func FuzzReadDir(f *testing.F) {
 	const log = "histograms/v/op.hlog"
 	d, _ := writeRun(f)
 	variant := "seed000[buckets=10]"
-	if err := d.WriteSummary(&Summary{Schema: Schema, Version: Version, Variants: []Variant{{Name: variant, Ops: []OpStats{
+	if err := d.WriteSummary(&Summary{Schema: Schema, Version: Version, Variants: []SummaryVariant{{Name: variant, Ops: []OpStats{
 		{Op: "carts.read", HistogramLog: log}, // where the fuzzed log goes
 	}}}}); err != nil {
 		f.Fatal(err)

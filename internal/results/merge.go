@@ -238,7 +238,7 @@ func (m *merger) summary() (*Summary, error) {
 
 // weighted is one input's variant and the number of runs it stands for.
 type weighted struct {
-	v *Variant
+	v *SummaryVariant
 	w int
 }
 
@@ -261,10 +261,10 @@ func appendUnique(list []string, more ...string) []string {
 // variant merges one variant's results. Shards ran at once, each a part of the whole:
 // the measured span is the longest, rates add. Repeats ran one after another: their spans
 // add, so rates come out as the runs' mean.
-func (m *merger) variant(vs []weighted) (Variant, error) {
+func (m *merger) variant(vs []weighted) (SummaryVariant, error) {
 	f := vs[0].v
 	shards := m.plan.shards()
-	out := Variant{Name: f.Name, Design: f.Design, Database: f.Database, Params: f.Params, StartedAt: f.StartedAt}
+	out := SummaryVariant{Name: f.Name, Design: f.Design, Database: f.Database, Params: f.Params, StartedAt: f.StartedAt}
 	var span, due, runs float64
 	var opOrder []string
 	opKind := map[string]string{}
@@ -466,7 +466,7 @@ func (m *merger) logs(dir *Dir, sum *Summary) error {
 	return nil
 }
 
-func writeLog(dir *Dir, v *Variant, op string, keys []intervalKey, hs map[intervalKey]*hdr.Histogram, ends map[intervalKey]int64) error {
+func writeLog(dir *Dir, v *SummaryVariant, op string, keys []intervalKey, hs map[intervalKey]*hdr.Histogram, ends map[intervalKey]int64) error {
 	path := filepath.Join(dir.Path, HistogramLogPath(v.Name, op))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

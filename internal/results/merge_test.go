@@ -70,7 +70,7 @@ func runShare(t *testing.T, dir string, shard engine.Shard) *results.Summary {
 			Scenario: sc, Schedule: sch, Dir: d,
 			Ops:       []engine.OpInfo{{Name: "carts.add_item", Kind: "write"}, {Name: "carts.view", Kind: "read"}, {Name: "orders.place", Kind: "write"}},
 			NewSource: func() (engine.Source, error) { return &seqSource{a: sch.Arrivals()}, nil },
-			Variants:  []engine.Variant{{Name: "v/1", Backend: be}, {Name: "v2", Backend: be}},
+			Variants:  []engine.VariantBackend{{Name: "v/1", Backend: be}, {Name: "v2", Backend: be}},
 			SpinBelow: -1,
 			Shard:     shard,
 			Digest:    testDigest,
@@ -244,7 +244,7 @@ func TestMergeHotspots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := rd.WriteSummary(&results.Summary{Scenario: results.ScenarioInfo{Name: "s", Digest: testDigest}, Variants: []results.Variant{{Name: "v"}}}); err != nil {
+		if err := rd.WriteSummary(&results.Summary{Scenario: results.ScenarioInfo{Name: "s", Digest: testDigest}, Variants: []results.SummaryVariant{{Name: "v"}}}); err != nil {
 			t.Fatal(err)
 		}
 		var ops int64

@@ -26,7 +26,7 @@ func fakeRun(t *testing.T, dir string, edit func(*results.Summary), hs *results.
 		Scenario: results.ScenarioInfo{Name: "bf", Seed: 7, Digest: testDigest, DurationS: 10, ExpectedOps: 100},
 		Backend:  results.BackendInfo{Name: "sim", Simulated: true},
 		Complete: true,
-		Variants: []results.Variant{{Name: "v"}},
+		Variants: []results.SummaryVariant{{Name: "v"}},
 	}
 	if edit != nil {
 		edit(s)

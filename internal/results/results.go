@@ -49,10 +49,10 @@ type Summary struct {
 	EndedAt   time.Time `json:"ended_at"`
 	// Complete is false while the run is in progress (the file is rewritten periodically)
 	// and when it was interrupted.
-	Complete    bool      `json:"complete"`
-	Interrupted string    `json:"interrupted,omitempty"` // why the run stopped early, if it did
-	Phases      []Phase   `json:"phases"`
-	Variants    []Variant `json:"variants"`
+	Complete    bool             `json:"complete"`
+	Interrupted string           `json:"interrupted,omitempty"` // why the run stopped early, if it did
+	Phases      []Phase          `json:"phases"`
+	Variants    []SummaryVariant `json:"variants"`
 	// MergedFrom lists the result directories a merged summary was built from.
 	MergedFrom []string `json:"merged_from,omitempty"`
 	// Shard is set when the directory holds one shard of a distributed run (run --shard):
@@ -159,8 +159,8 @@ type Event struct {
 	Error  string  `json:"error,omitempty"`
 }
 
-// Variant is one design variant's results.
-type Variant struct {
+// SummaryVariant is one design variant's results.
+type SummaryVariant struct {
 	Name     string            `json:"name"`
 	Design   string            `json:"design,omitempty"`
 	Database string            `json:"database,omitempty"` // cassandra | mongodb
@@ -287,7 +287,7 @@ type Point struct {
 }
 
 // Variant returns the variant with the given name, or nil.
-func (s *Summary) Variant(name string) *Variant {
+func (s *Summary) Variant(name string) *SummaryVariant {
 	for i := range s.Variants {
 		if s.Variants[i].Name == name {
 			return &s.Variants[i]
@@ -301,7 +301,7 @@ func (s *Summary) Variant(name string) *Variant {
 func (s *OpStats) Served() bool { return s.Scheduled > 0 || s.Unserved == 0 }
 
 // Op returns the stats of one operation, or nil.
-func (v *Variant) Op(name string) *OpStats {
+func (v *SummaryVariant) Op(name string) *OpStats {
 	for i := range v.Ops {
 		if v.Ops[i].Op == name {
 			return &v.Ops[i]

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/inputfile"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // What a run writes per second of its schedule, with room to spare: black-friday.yaml's
@@ -44,7 +45,7 @@ func CheckRunSize(variants, ops int, schedule time.Duration) error {
 			longest = most
 		}
 		if est := f.perSec * secs; est > float64(f.kind.Max) && over == "" {
-			over = fmt.Sprintf("%s would reach about %s, over the %s limit of %s", f.name, inputfile.FormatBytes(int64(min(est, 1<<62))), inputfile.FormatBytes(f.kind.Max), f.kind.Name)
+			over = fmt.Sprintf("%s would reach about %s, over the %s limit of %s", f.name, units.Bytes(float64(int64(min(est, 1<<62)))), units.Bytes(float64(f.kind.Max)), f.kind.Name)
 		}
 	}
 	if over == "" {
@@ -52,7 +53,7 @@ func CheckRunSize(variants, ops int, schedule time.Duration) error {
 	}
 	total := secs * float64(variants) * (timeseriesPerVariantSecond + serverPerVariantSecond + float64(ops)*hlogMeanPerSecond)
 	return fmt.Errorf("the results of %d variant(s) over %s would be about %s, and %s that report and gate read: at most %s for this scenario (run fewer variants at a time, or a shorter schedule)",
-		variants, fmtSeconds(secs), inputfile.FormatBytes(int64(min(total, 1<<62))), over, fmtSeconds(longest))
+		variants, fmtSeconds(secs), units.Bytes(float64(int64(min(total, 1<<62)))), over, fmtSeconds(longest))
 }
 
 // fmtSeconds writes a schedule length: 45s, 20m, 72.8h.

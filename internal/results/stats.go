@@ -161,7 +161,7 @@ func CoverageOf(ops []OpStats) Coverage {
 // MergeOps is the named operations of v merged into one OpStats called name, exactly
 // (from their embedded histograms), with rates over the variant's spans: what Totals
 // would be if v had run only those operations.
-func MergeOps(v *Variant, name string, ops []string) (OpStats, error) {
+func MergeOps(v *SummaryVariant, name string, ops []string) (OpStats, error) {
 	total := &metrics.Set{Response: metrics.NewHistogram(), Service: metrics.NewHistogram(), Lag: metrics.NewHistogram()}
 	for _, op := range ops {
 		st := v.Op(op)
@@ -178,7 +178,7 @@ func MergeOps(v *Variant, name string, ops []string) (OpStats, error) {
 }
 
 // dueSeconds recovers the schedule span a variant's target rates were computed over.
-func dueSeconds(v *Variant) float64 {
+func dueSeconds(v *SummaryVariant) float64 {
 	for _, st := range append([]OpStats{v.Totals}, v.Ops...) {
 		if st.TargetRate > 0 && st.Scheduled > 0 {
 			return float64(st.Scheduled) / st.TargetRate

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardbench/shardbench/internal/gate"
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // Claim is one seed claim as checks on a run (claims.yaml).
@@ -130,14 +131,14 @@ func (c *Claim) judge(run *gate.Run, capy *results.Capacity, variant string) []r
 // peakRateCheck judges a capacity claim: the offered peak rate the variant sustains
 // within its SLO against the rate claimed.
 func peakRateCheck(capy *results.Capacity, variant string, want float64) results.ClaimCheck {
-	ch := results.ClaimCheck{Variant: variant, Check: "peak_rate_at_slo >= " + rateText(want), Threshold: ">= " + rateText(want) + " ops/s"}
+	ch := results.ClaimCheck{Variant: variant, Check: "peak_rate_at_slo >= " + units.Count(want), Threshold: ">= " + units.Count(want) + " ops/s"}
 	cv := capy.Variant(variant)
 	if cv == nil {
 		ch.Status, ch.Value = results.GateSkip, "not measured"
 		ch.Detail = "no capacity search of this variant was given (shardbench capacity)"
 		return ch
 	}
-	ch.Value = rateText(cv.SustainedPeakRate) + " ops/s"
+	ch.Value = units.Count(cv.SustainedPeakRate) + " ops/s"
 	if cv.Outcome == results.CapacityAboveRange {
 		ch.Value = "≥ " + ch.Value
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/shardbench/shardbench/internal/results"
+	"github.com/shardbench/shardbench/internal/units"
 	"github.com/shardbench/shardbench/workloads"
 	_ "github.com/shardbench/shardbench/workloads/all" // the registry entityOfOp reads
 )
@@ -78,7 +79,7 @@ func capacityCriterion(c *results.Capacity, variant, entity string) results.Crit
 		above = breaks == 0
 	}
 	cr.Value = sustains
-	rate := func(m float64) string { return rateText(m * c.PeakRate) }
+	rate := func(m float64) string { return units.Count(m * c.PeakRate) }
 	why := ""
 	if entity == "" && cv.BreaksFirst != nil {
 		why = "; breaks first: " + cv.BreaksFirst.Summary
@@ -177,7 +178,7 @@ func sizeCriterion(tables []results.TableHotspots) results.Criterion {
 	}
 	cr := results.Criterion{Name: name, Value: bestRatio, Evidence: results.HotspotsFile, Anchor: "hot"}
 	cr.Text = ratioText(bestRatio)
-	what := fmt.Sprintf("%s %s is projected to %s (%s rows) by %s", shortTable(bestTable), best.Key, bytesText(best.ProjectedBytes), countText(best.ProjectedRows), best.Horizon)
+	what := fmt.Sprintf("%s %s is projected to %s (%s rows) by %s", shortTable(bestTable), best.Key, units.Bytes(float64(best.ProjectedBytes)), units.Count(float64(best.ProjectedRows)), best.Horizon)
 	switch {
 	case best.Exceeds || bestRatio > 1:
 		cr.Status = results.VerdictFail
@@ -204,9 +205,9 @@ func sizeRatio(p *results.SizeProjection) float64 {
 }
 
 func limitText(p *results.SizeProjection) string {
-	s := bytesText(p.LimitBytes)
+	s := units.Bytes(float64(p.LimitBytes))
 	if p.LimitRows > 0 {
-		s += " / " + countText(p.LimitRows) + " rows"
+		s += " / " + units.Count(float64(p.LimitRows)) + " rows"
 	}
 	return s
 }
@@ -248,8 +249,8 @@ func hotShareCriterion(tables []results.TableHotspots, nodes int) results.Criter
 		return unknown(name, fmt.Sprintf("no table took %d operations or more", HotMinOps))
 	}
 	cr := results.Criterion{Name: name, Status: worst.status, Value: worst.share, Evidence: results.HotspotsFile, Anchor: "hot"}
-	cr.Text = pct(worst.share)
-	what := fmt.Sprintf("partition %s takes %s of %s's operations (fair share %s)", worst.t.Top[0].Key, pct(worst.share), shortTable(worst.t.Table), pct(worst.fair))
+	cr.Text = units.Pct(worst.share)
+	what := fmt.Sprintf("partition %s takes %s of %s's operations (fair share %s)", worst.t.Top[0].Key, units.Pct(worst.share), shortTable(worst.t.Table), units.Pct(worst.fair))
 	switch worst.status {
 	case results.VerdictFail:
 		cr.Reason = what + ": one partition's replicas carry it"
@@ -275,7 +276,7 @@ func imbalanceCriterion(hv *results.HotspotsVariant) results.Criterion {
 	}
 	m := hv.Balance.MaxOverMean
 	cr := results.Criterion{Name: name, Value: m, Text: fmt.Sprintf("%.2f×", m), Evidence: results.HotspotsFile, Anchor: "hot"}
-	what := fmt.Sprintf("busiest %s %s at %.2f× the mean of %d (%s of the operations)", nodeWord(hv.Database), busiest.Node, m, len(hv.Nodes), pct(busiest.Share))
+	what := fmt.Sprintf("busiest %s %s at %.2f× the mean of %d (%s of the operations)", nodeWord(hv.Database), busiest.Node, m, len(hv.Nodes), units.Pct(busiest.Share))
 	switch {
 	case m >= ImbalanceFail:
 		cr.Status, cr.Reason = results.VerdictFail, what
@@ -339,7 +340,7 @@ func keysCriterion(a *results.Analysis, variant, entity string) results.Criterio
 // coverageCriterion is the share of the offered traffic (of the entity's operations)
 // the variant serves: a design that leaves operations unserved is a caution, never a
 // failure (it was not written to serve them), and it ranks after one that serves them.
-func coverageCriterion(v *results.Variant, entity string) results.Criterion {
+func coverageCriterion(v *results.SummaryVariant, entity string) results.Criterion {
 	cr := results.Criterion{Name: results.CriterionCoverage, Evidence: results.SummaryFile, Anchor: "overview"}
 	var offered, unserved int64
 	var ops, served int
@@ -361,14 +362,14 @@ func coverageCriterion(v *results.Variant, entity string) results.Criterion {
 		return unknown(results.CriterionCoverage, "no operation was offered")
 	}
 	cr.Value = float64(offered-unserved) / float64(offered)
-	cr.Text = pct(cr.Value)
+	cr.Text = units.Pct(cr.Value)
 	if len(missing) == 0 {
 		cr.Status = results.VerdictPass
 		cr.Reason = fmt.Sprintf("serves every operation type offered (%d)", ops)
 		return cr
 	}
 	cr.Status = results.VerdictWarn
-	cr.Reason = fmt.Sprintf("does not serve %d of %d operation types (%s of the offered traffic): %s", len(missing), ops, pct(1-cr.Value), listText(missing, 4))
+	cr.Reason = fmt.Sprintf("does not serve %d of %d operation types (%s of the offered traffic): %s", len(missing), ops, units.Pct(1-cr.Value), listText(missing, 4))
 	return cr
 }
 
@@ -388,44 +389,10 @@ func mult(m float64) string {
 	return fmt.Sprintf("%.3g", m)
 }
 
-func rateText(r float64) string {
-	switch {
-	case r >= 1e6:
-		return fmt.Sprintf("%.2fM", r/1e6)
-	case r >= 1e3:
-		return fmt.Sprintf("%.1fK", r/1e3)
-	}
-	return fmt.Sprintf("%.0f", r)
-}
-
-func bytesText(b int64) string {
-	f := float64(b)
-	switch {
-	case f >= 1e9:
-		return fmt.Sprintf("%.1f GB", f/1e9)
-	case f >= 1e6:
-		return fmt.Sprintf("%.1f MB", f/1e6)
-	case f >= 1e3:
-		return fmt.Sprintf("%.1f KB", f/1e3)
-	}
-	return fmt.Sprintf("%d B", b)
-}
-
-func countText(n int64) string {
-	f := float64(n)
-	switch {
-	case f >= 1e6:
-		return fmt.Sprintf("%.2fM", f/1e6)
-	case f >= 1e3:
-		return fmt.Sprintf("%.1fK", f/1e3)
-	}
-	return fmt.Sprintf("%d", n)
-}
-
 // ratioText is a size against its limit: "42%" below twice it, "×230" above.
 func ratioText(r float64) string {
 	if r >= 2 {
 		return "×" + mult(r)
 	}
-	return pct(r)
+	return units.Pct(r)
 }

@@ -69,7 +69,7 @@ func Judge(in Inputs) *results.Verdict {
 
 // judgeVariant judges one variant on every criterion, for the whole design (entity "")
 // or one entity's operations and tables.
-func judgeVariant(in Inputs, sv *results.Variant, entity string) results.VerdictRank {
+func judgeVariant(in Inputs, sv *results.SummaryVariant, entity string) results.VerdictRank {
 	r := results.VerdictRank{Variant: sv.Name}
 	r.Criteria = append(r.Criteria,
 		capacityCriterion(in.Capacity, sv.Name, entity),
@@ -217,7 +217,7 @@ func entities(in Inputs) []string {
 }
 
 // servesEntity reports whether a variant serves any operation of the entity.
-func servesEntity(v *results.Variant, entity string) bool {
+func servesEntity(v *results.SummaryVariant, entity string) bool {
 	for _, op := range v.Ops {
 		if entityOfOp(op.Op) == entity && op.UnservedReason == "" && op.Unserved == 0 {
 			return true
@@ -250,16 +250,6 @@ func nodesOf(h *results.Hotspots, variant string) int {
 		return len(hv.Nodes)
 	}
 	return 0
-}
-
-func pct(f float64) string {
-	switch {
-	case f >= 0.1:
-		return fmt.Sprintf("%.0f%%", 100*f)
-	case f >= 0.01:
-		return fmt.Sprintf("%.1f%%", 100*f)
-	}
-	return fmt.Sprintf("%.2f%%", 100*f)
 }
 
 // FromDirs judges a results directory: its summary.json and hotspots.json, and the

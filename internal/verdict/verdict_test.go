@@ -12,8 +12,8 @@ import (
 
 // variant builds a summary variant serving the given operations (and not the unserved
 // ones), each scheduled n times.
-func variant(name string, n int64, served []string, unserved ...string) results.Variant {
-	v := results.Variant{Name: name}
+func variant(name string, n int64, served []string, unserved ...string) results.SummaryVariant {
+	v := results.SummaryVariant{Name: name}
 	for _, op := range served {
 		v.Ops = append(v.Ops, results.OpStats{Op: op, Scheduled: n, Completed: n})
 	}
@@ -136,7 +136,7 @@ func TestCriteriaThresholds(t *testing.T) {
 func TestRanking(t *testing.T) {
 	sum := &results.Summary{}
 	sum.Scenario.Name = "bf"
-	sum.Variants = []results.Variant{
+	sum.Variants = []results.SummaryVariant{
 		variant("hot-day", 10, allOps),                                          // a partition past its limit: fails
 		variant("buckets", 10, allOps),                                          // holds everything, less capacity
 		variant("roomy", 10, allOps),                                            // holds everything, more capacity
@@ -238,7 +238,7 @@ func TestClaims(t *testing.T) {
 	if len(cs) < 5 {
 		t.Fatalf("the catalog has %d claims", len(cs))
 	}
-	sum := &results.Summary{Variants: []results.Variant{
+	sum := &results.Summary{Variants: []results.SummaryVariant{
 		variant("seed000", 100, allOps),
 		variant("seed002", 100, allOps),
 		variant("seed002-products-category", 100, allOps), // carries no claim
@@ -293,7 +293,7 @@ func TestFromDirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := &results.Summary{Variants: []results.Variant{variant("seed000", 100, sessOps)}}
+	sum := &results.Summary{Variants: []results.SummaryVariant{variant("seed000", 100, sessOps)}}
 	sum.Scenario.Name = "black-friday"
 	if err := d.WriteSummary(sum); err != nil {
 		t.Fatal(err)

@@ -101,10 +101,10 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	if cfg.Plan == nil || cfg.Variant == nil || cfg.Plan.Design.Cassandra == nil {
+	if cfg.Compiled == nil || cfg.Variant == nil || cfg.Compiled.Design.Cassandra == nil {
 		name := "the scenario"
-		if cfg.Variant != nil && cfg.Plan != nil {
-			name = "variant " + cfg.Variant.Name + " (design " + cfg.Plan.Design.Name + ")"
+		if cfg.Variant != nil && cfg.Compiled != nil {
+			name = "variant " + cfg.Variant.Name + " (design " + cfg.Compiled.Design.Name + ")"
 		}
 		return nil, &UsageError{fmt.Errorf("%s has no cassandra section: the cassandra backend runs Cassandra designs only (use --backend mongo or sim for it)", name)}
 	}
@@ -112,12 +112,12 @@ func Open(ctx context.Context, cfg backend.Config) (*Backend, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	b := &Backend{cfg: cfg, opts: o, target: t, stmts: map[*design.Step]*stmt{}, obs: newObserver(), reads: backend.NewReadRows(cfg.Plan), log: backend.NewLog(cfg.Log, "cassandra", t.secrets)}
+	b := &Backend{cfg: cfg, opts: o, target: t, stmts: map[*design.Step]*stmt{}, obs: newObserver(), reads: backend.NewReadRows(cfg.Compiled), log: backend.NewLog(cfg.Log, "cassandra", t.secrets)}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
 		b.timeout = cfg.Scenario.Load.Timeout
 	}
-	b.keyspace = keyspaceName(o.Keyspace, cfg.Plan.Design.Cassandra.Keyspace, cfg.Variant.Name)
+	b.keyspace = keyspaceName(o.Keyspace, cfg.Compiled.Design.Cassandra.Keyspace, cfg.Variant.Name)
 	b.driverBounds = (o.RequestTimeout == 0 || o.RequestTimeout <= b.timeout) && o.Retry.Attempts == 0
 
 	// A first session with plain round robin: it learns the cluster (local DC, ring,
@@ -234,10 +234,10 @@ func (b *Backend) discover(ctx context.Context, s *gocql.Session) error {
 // the cluster now, so a statement the server rejects fails Open (naming the step) rather
 // than every operation of the run.
 func (b *Backend) prepare(ctx context.Context) error {
-	m := b.cfg.Plan.Model
-	dks := b.cfg.Plan.Design.Cassandra.Keyspace
+	m := b.cfg.Compiled.Model
+	dks := b.cfg.Compiled.Design.Cassandra.Keyspace
 	for i := range m.Ops {
-		for _, s := range b.cfg.Plan.Steps(i) {
+		for _, s := range b.cfg.Compiled.Steps(i) {
 			if s.Database != design.Cassandra || b.stmts[s] != nil {
 				continue
 			}
@@ -311,7 +311,7 @@ func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome
 		sc = new(scratch)
 	}
 	defer b.scratch.Put(sc)
-	acc := b.cfg.Plan.Accesses(op, sc.acc[:0])
+	acc := b.cfg.Compiled.Accesses(op, sc.acc[:0])
 	sc.acc = acc
 	// An operation of one request is bounded by the driver's request timeout, which is
 	// the operation's (connect): a context deadline too would cost a timer and an

@@ -87,7 +87,7 @@ func openVariant(t *testing.T, prep *design.Prepared, sc *scenario.Scenario, i i
 			t.Log(log.String())
 		}
 	})
-	b, err := Open(context.Background(), backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[i], Plan: prep.Compiled[i],
+	b, err := Open(context.Background(), backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[i], Compiled: prep.Compiled[i],
 		VariantIndex: i, Target: targetOf(hosts), Recreate: true, Log: &log, Options: sc.Backends["cassandra"]})
 	if err != nil {
 		t.Fatalf("Open %s: %v", prep.Variants[i].Name, err)

@@ -28,7 +28,7 @@ func (b *Backend) load(ctx context.Context) error {
 		return fmt.Errorf("cassandra %s: creating %s.%s: %s", b.target.redacted, b.keyspace, loadTable, b.log.Redact(err.Error()))
 	}
 	if b.cfg.SkipLoad {
-		b.log.Note("%s", backend.SkippedLoad(ctx, b, b.cfg.Plan, design.Cassandra, b.opts.Load.Fraction()))
+		b.log.Note("%s", backend.SkippedLoad(ctx, b, b.cfg.Compiled, design.Cassandra, b.opts.Load.Fraction()))
 		return nil
 	}
 	if b.opts.Load.Fraction() == 0 {
@@ -36,7 +36,7 @@ func (b *Backend) load(ctx context.Context) error {
 		return nil
 	}
 	ld := backend.PopulationLoad{Database: design.Cassandra, Options: b.opts.Load, Store: b, Write: b.writeRows, Log: b.cfg.Log, Name: "cassandra: variant " + b.cfg.Variant.Name}
-	r, err := ld.Run(ctx, b.cfg.Plan)
+	r, err := ld.Run(ctx, b.cfg.Compiled)
 	b.loaded = &r
 	if err != nil {
 		return fmt.Errorf("cassandra %s: %s", b.target.redacted, b.log.Redact(err.Error()))
@@ -73,7 +73,7 @@ const maxBatchBytes = 40 << 10
 // writeRows inserts rows of one table: the rows of one partition in unlogged batches
 // (one mutation for the replicas), every group sent concurrently.
 func (b *Backend) writeRows(ctx context.Context, l *design.Loader, rows []backend.LoadRow) error {
-	cql := rewriteKeyspace(l.Step.CQL, b.cfg.Plan.Design.Cassandra.Keyspace, b.keyspace)
+	cql := rewriteKeyspace(l.Step.CQL, b.cfg.Compiled.Design.Cassandra.Keyspace, b.keyspace)
 	// Data written long before the sale is on every replica: the load writes at ALL, so
 	// that a read at any consistency level finds it (a replica missing a row would make
 	// reads at ONE miss what a real cluster has).

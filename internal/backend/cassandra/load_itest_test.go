@@ -134,7 +134,7 @@ func TestLoadStepPointReadsFindRows(t *testing.T) {
 	t.Logf("reads per step: %+v", b.ReadRows())
 
 	// The same keyspace, reused.
-	cfg := backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[0], Plan: prep.Compiled[0],
+	cfg := backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[0], Compiled: prep.Compiled[0],
 		Target: targetOf(hosts), SkipLoad: true, Options: sc.Backends["cassandra"]}
 	again, err := Open(context.Background(), cfg)
 	if err != nil {

@@ -118,7 +118,7 @@ nodes:
 // coordinated (client-side), and per node and table the local reads and writes
 // (system_views, after − before), which count replica work: at RF 3 every write lands on
 // three nodes.
-func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.Dir) error {
+func (b *Backend) Report(ctx context.Context, v *results.SummaryVariant, dir *results.Dir) error {
 	coords := b.obs.snapshot()
 	after := b.snapshot(ctx)
 	for _, n := range b.log.Notes() {

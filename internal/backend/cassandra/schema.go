@@ -89,7 +89,7 @@ func rewriteDDL(s, designKS, ks string) string {
 // first with Recreate) and waits for schema agreement, so every coordinator knows the
 // tables before the first operation.
 func (b *Backend) createSchema(ctx context.Context, s *gocql.Session) error {
-	d := b.cfg.Plan.Design
+	d := b.cfg.Compiled.Design
 	repl := ""
 	if b.opts.Replication != nil {
 		repl, _ = replicationCQL(*b.opts.Replication)

@@ -295,11 +295,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 // keyedCollections lists the design's collections with a shard key, and whether the
 // design sends them queries the server samples.
 func (b *Backend) keyedCollections() []keyedCollection {
-	mg := b.cfg.Plan.Design.MongoDB
+	mg := b.cfg.Compiled.Design.MongoDB
 	sampled := map[string]bool{}
-	m := b.cfg.Plan.Model
+	m := b.cfg.Compiled.Model
 	for i := range m.Ops {
-		for _, s := range b.cfg.Plan.Steps(i) {
+		for _, s := range b.cfg.Compiled.Steps(i) {
 			if s.Database == design.MongoDB && s.Statement != "insertOne" {
 				sampled[s.Target] = true
 			}

@@ -109,10 +109,10 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	if cfg.Plan == nil || cfg.Variant == nil || cfg.Plan.Design.MongoDB == nil {
+	if cfg.Compiled == nil || cfg.Variant == nil || cfg.Compiled.Design.MongoDB == nil {
 		name := "the scenario"
 		if cfg.Variant != nil {
-			name = "variant " + cfg.Variant.Name + " (design " + cfg.Plan.Design.Name + ")"
+			name = "variant " + cfg.Variant.Name + " (design " + cfg.Compiled.Design.Name + ")"
 		}
 		return nil, &UsageError{fmt.Errorf("%s has no mongodb section: the mongo backend runs MongoDB designs only (use --backend cassandra or sim for it, or a scenario listing MongoDB designs)", name)}
 	}
@@ -130,7 +130,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 	}
 	prefix := o.Database
 	if prefix == "" {
-		prefix = cfg.Plan.Design.MongoDB.Database
+		prefix = cfg.Compiled.Design.MongoDB.Database
 	}
 	b.dbName = databaseName(prefix+set.dbSuffix, "", cfg.Variant.Name)
 	b.db = b.client.Database(b.dbName)
@@ -160,7 +160,7 @@ func Open(ctx context.Context, cfg backend.Config, opt ...Option) (*Backend, err
 // load.timeout (default 5s).
 func newBackend(cfg backend.Config, o Options, t target, onCommand func(*event.CommandStartedEvent)) *Backend {
 	b := &Backend{cfg: cfg, opts: o, target: t, mon: newMonitor(onCommand),
-		colls: map[*design.Step]*mongo.Collection{}, reads: backend.NewReadRows(cfg.Plan),
+		colls: map[*design.Step]*mongo.Collection{}, reads: backend.NewReadRows(cfg.Compiled),
 		log: backend.NewLog(cfg.Log, "mongo", t.secrets)}
 	b.timeout = 5 * time.Second
 	if cfg.Scenario != nil && cfg.Scenario.Load.Timeout > 0 {
@@ -240,9 +240,9 @@ func databaseName(prefix, designDB, variant string) string {
 // handles builds one collection handle per step with its read preference, write concern
 // and read concern.
 func (b *Backend) handles() error {
-	m := b.cfg.Plan.Model
+	m := b.cfg.Compiled.Model
 	for i := range m.Ops {
-		for _, s := range b.cfg.Plan.Steps(i) {
+		for _, s := range b.cfg.Compiled.Steps(i) {
 			if s.Database != design.MongoDB || b.colls[s] != nil {
 				continue
 			}
@@ -314,7 +314,7 @@ func (b *Backend) Execute(ctx context.Context, op *workloads.Op) backend.Outcome
 		accp = new([]design.Access)
 	}
 	defer b.accPool.Put(accp)
-	acc := b.cfg.Plan.Accesses(op, (*accp)[:0])
+	acc := b.cfg.Compiled.Accesses(op, (*accp)[:0])
 	*accp = acc
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()

@@ -88,7 +88,7 @@ func configFor(t *testing.T, prep *design.Prepared, sc *scenario.Scenario, uri s
 			t.Log(log.String())
 		}
 	})
-	return backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[0], Plan: prep.Compiled[0], Target: uri, Recreate: true, Log: &log, Options: sc.Backends["mongo"]}
+	return backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[0], Compiled: prep.Compiled[0], Target: uri, Recreate: true, Log: &log, Options: sc.Backends["mongo"]}
 }
 
 // Every MongoDB design's collections and indexes are created on FerretDB; what it cannot
@@ -252,7 +252,7 @@ func TestReadPreferenceAndWriteConcernOnTheWire(t *testing.T) {
 				t.Fatal(err)
 			}
 			mu.Unlock()
-			v := results.Variant{Name: "v"}
+			v := results.SummaryVariant{Name: "v"}
 			if err := b.Report(context.Background(), &v, dir); err != nil {
 				t.Fatal(err)
 			}

@@ -29,12 +29,12 @@ const loadCollection = "shardbench_load"
 func (b *Backend) load(ctx context.Context) error {
 	switch {
 	case b.cfg.SkipLoad:
-		b.log.Note("%s", backend.SkippedLoad(ctx, b, b.cfg.Plan, design.MongoDB, b.opts.Load.Fraction()))
+		b.log.Note("%s", backend.SkippedLoad(ctx, b, b.cfg.Compiled, design.MongoDB, b.opts.Load.Fraction()))
 	case b.opts.Load.Fraction() == 0:
 		b.log.Note("load.scale is 0: no population loaded; reads of records that exist before the sale find nothing")
 	default:
 		b.loadColls = map[string]*mongo.Collection{}
-		ls, err := b.cfg.Plan.Loaders()
+		ls, err := b.cfg.Compiled.Loaders()
 		if err != nil {
 			return err
 		}
@@ -49,7 +49,7 @@ func (b *Backend) load(ctx context.Context) error {
 			b.loadColls[l.Target] = b.db.Collection(l.Target, options.Collection().SetWriteConcern(wc))
 		}
 		ld := backend.PopulationLoad{Database: design.MongoDB, Options: b.opts.Load, Store: b, Write: b.writeDocs, Log: b.cfg.Log, Name: "mongo: variant " + b.cfg.Variant.Name}
-		r, err := ld.Run(ctx, b.cfg.Plan)
+		r, err := ld.Run(ctx, b.cfg.Compiled)
 		b.loaded = &r
 		if err != nil {
 			return fmt.Errorf("mongo %s: %s", b.target.redacted, b.log.Redact(err.Error()))

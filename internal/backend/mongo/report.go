@@ -56,8 +56,8 @@ func (b *Backend) snapshot(ctx context.Context) serverSnapshot {
 			}
 		}
 	}
-	for i := range b.cfg.Plan.Design.MongoDB.Collections {
-		name := b.cfg.Plan.Design.MongoDB.Collections[i].Key
+	for i := range b.cfg.Compiled.Design.MongoDB.Collections {
+		name := b.cfg.Compiled.Design.MongoDB.Collections[i].Key
 		cur, err := b.db.Collection(name).Aggregate(ctx, bson.A{bson.D{{Key: "$collStats", Value: bson.D{
 			{Key: "latencyStats", Value: bson.D{}}, {Key: "storageStats", Value: bson.D{}}}}}})
 		if err != nil {
@@ -105,10 +105,10 @@ func asInt(v any) int64 {
 // the variant, and its server-side view to server.json: serverStatus counters before and
 // after, $collStats per collection (and shard), the client's command counts, and where
 // they disagree.
-func (b *Backend) Report(ctx context.Context, v *results.Variant, dir *results.Dir) error {
+func (b *Backend) Report(ctx context.Context, v *results.SummaryVariant, dir *results.Dir) error {
 	cmds, servers, perServer := b.mon.snapshot() // before our own $collStats commands
 	after := b.snapshot(ctx)
-	for _, n := range b.log.Notes() { // the CLI already copied the setup notes (engine.Variant.Notes)
+	for _, n := range b.log.Notes() { // the CLI already copied the setup notes (engine.VariantBackend.Notes)
 		if !contains(v.Notes, n) {
 			v.Notes = append(v.Notes, n)
 		}

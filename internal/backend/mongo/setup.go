@@ -124,7 +124,7 @@ func unsupported(err error) bool {
 // setup creates the variant's collections, validators and indexes and, on a mongos, its
 // sharding. What the server refuses as unsupported becomes a note, never a failure.
 func (b *Backend) setup(ctx context.Context) error {
-	mg := b.cfg.Plan.Design.MongoDB
+	mg := b.cfg.Compiled.Design.MongoDB
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if b.cfg.Recreate {
@@ -273,7 +273,7 @@ func ascendingFallback(k bson.D) bson.D {
 // shardCollection with its key (numInitialChunks for a presplit hashed key), split points
 // for ranged keys, the collection's chunk size; then reads config.chunks for routing.
 func (b *Backend) shardCollections(ctx context.Context) error {
-	mg := b.cfg.Plan.Design.MongoDB
+	mg := b.cfg.Compiled.Design.MongoDB
 	admin := b.client.Database("admin")
 	if err := admin.RunCommand(ctx, bson.D{{Key: "enableSharding", Value: b.dbName}}).Err(); err != nil {
 		if unsupported(err) {

@@ -74,11 +74,11 @@ type join struct {
 }
 
 func newCassCluster(s *Simulator, pl *plan.Placer) *cassCluster {
-	c := &cassCluster{sim: s, pl: pl, cl: pl.Clients, quotas: make([][]stepQuota, pl.Plan.NumSteps()),
+	c := &cassCluster{sim: s, pl: pl, cl: pl.Clients, quotas: make([][]stepQuota, pl.Compiled.NumSteps()),
 		half: int64(s.opt.Network) / 2, interHalf: int64(s.opt.InterDCNetwork) / 2}
 	c.multi = c.cl.Multi()
 	c.paxos = newHoldTable()
-	c.vol = newVolume(pl.Plan.NumSteps())
+	c.vol = newVolume(pl.Compiled.NumSteps())
 	for range pl.Ring.Nodes {
 		c.addStation()
 	}

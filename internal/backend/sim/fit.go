@@ -428,7 +428,7 @@ func (f *fitter) simulate(ctx context.Context, withP99 bool) (map[key]*simStat, 
 	sched := schedule.New(f.in.Scenario)
 	for _, vi := range f.vars {
 		v := f.in.Prepared.Variants[vi]
-		cfg := backend.Config{Scenario: f.in.Scenario, Model: f.in.Prepared.Model, Variant: v, Plan: f.in.Prepared.Compiled[vi], VariantIndex: vi}
+		cfg := backend.Config{Scenario: f.in.Scenario, Model: f.in.Prepared.Model, Variant: v, Compiled: f.in.Prepared.Compiled[vi], VariantIndex: vi}
 		o := f.opt
 		if f.in.Adjust != nil {
 			f.in.Adjust(v.Name, &o)

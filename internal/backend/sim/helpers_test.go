@@ -32,7 +32,7 @@ func configFor(tb testing.TB, sc *scenario.Scenario, variant string, n int) (bac
 		if v.Name != variant {
 			continue
 		}
-		cfg := backend.Config{Scenario: sc, Model: prep.Model, Variant: v, Plan: prep.Compiled[i], VariantIndex: i}
+		cfg := backend.Config{Scenario: sc, Model: prep.Model, Variant: v, Compiled: prep.Compiled[i], VariantIndex: i}
 		st := prep.Model.NewStream(schedule.New(sc))
 		var ops []workloads.Op
 		var op workloads.Op

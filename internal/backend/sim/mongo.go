@@ -55,7 +55,7 @@ type migration struct {
 }
 
 func newMongoCluster(s *Simulator, pl *plan.Placer) *mongoCluster {
-	n := pl.Plan.NumSteps()
+	n := pl.Compiled.NumSteps()
 	c := &mongoCluster{sim: s, pl: pl, docs: newHoldTable(), docWrite: make([]uint8, n), vol: newVolume(n), ix: make([]uint8, n)}
 	for _, name := range pl.Shards {
 		c.shards = append(c.shards, c.newReplicaSet(name))

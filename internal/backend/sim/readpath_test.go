@@ -104,7 +104,7 @@ func TestReadCostStartsFromTheLoadedPartition(t *testing.T) {
 			if cfg.Model.Ops[op.Type].Name != "sessions.read" || op.Session >= cfg.Model.Sessions {
 				continue // a session of the population
 			}
-			accs := cfg.Plan.Accesses(op, nil)
+			accs := cfg.Compiled.Accesses(op, nil)
 			a := &accs[0]
 			w := s.placer.Place(a, op)
 			fp := w.Fingerprint()

@@ -57,7 +57,7 @@ func (c *mongoCluster) indexed(s *design.Step) bool {
 		return v == ixUsed
 	}
 	used := slices.Contains(s.Filter, "_id") || len(s.KeyColumns) > 0 && slices.Contains(s.Filter, s.KeyColumns[0])
-	if spec := c.pl.Plan.Design.MongoDB; !used && spec != nil {
+	if spec := c.pl.Compiled.Design.MongoDB; !used && spec != nil {
 		if coll, ok := spec.Collections.Get(s.Target); ok {
 			for _, ix := range coll.Indexes {
 				if len(ix.Key) > 0 && slices.Contains(s.Filter, ix.Key[0].Key) {

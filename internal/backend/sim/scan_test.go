@@ -46,7 +46,7 @@ func openVariant(t *testing.T, body, variant string) *Simulator {
 
 func stepOf(t *testing.T, s *Simulator, op string, i int) *design.Step {
 	t.Helper()
-	steps := s.cfg.Plan.Steps(s.cfg.Model.OpIndex(op))
+	steps := s.cfg.Compiled.Steps(s.cfg.Model.OpIndex(op))
 	if len(steps) <= i {
 		t.Fatalf("%s has %d steps", op, len(steps))
 	}
@@ -77,7 +77,7 @@ func TestBroadcastQueriesUseTheShardsIndexes(t *testing.T) {
 		t.Fatalf("index use: _id %v, created_at range (the created_at_-1 index) %v, no filter %v", c.indexed(byID), c.indexed(period), c.indexed(all))
 	}
 	cost := func(st *design.Step, held int64) time.Duration {
-		c.vol = newVolume(s.cfg.Plan.NumSteps())
+		c.vol = newVolume(s.cfg.Compiled.NumSteps())
 		c.vol.add(st, 0, held)
 		return c.readCost(&design.Access{Step: st, Rows: 1}, 0, 3, true)
 	}
@@ -188,7 +188,7 @@ designs:
 		t.Fatalf("sessions.list_by_user is %s, want a scan", st.Kind)
 	}
 	k, rf := c.scanShare(st, 0)
-	c.vol = newVolume(s.cfg.Plan.NumSteps()) // without the population
+	c.vol = newVolume(s.cfg.Compiled.NumSteps()) // without the population
 	c.vol.add(st, 0, 3_000_000)
 	got := c.scanCost(st, 0, k, rf)
 	want := m.Scan + m.ScanRow*durationOf(int64(3_000_000*k/rf))

@@ -62,7 +62,7 @@ func (s *Simulator) Share(_ context.Context, members []backend.Virtual, newSourc
 	}
 	plans := make([]*design.Compiled, len(sims))
 	for i, x := range sims {
-		plans[i] = x.cfg.Plan
+		plans[i] = x.cfg.Compiled
 	}
 	// Every member's tables' loaded data at once (members then find theirs ready); an
 	// error is each member's own when it prepares.
@@ -149,7 +149,7 @@ func newCohort(sims []*Simulator) *cohort {
 	}
 	for _, t := range plan.AlikeTables(pls) {
 		owner := sims[t.Placers[0]]
-		p := owner.cfg.Plan.Only(t.Target)
+		p := owner.cfg.Compiled.Only(t.Target)
 		pl, err := plan.NewPlacer(p, &owner.opt.Cluster)
 		if err != nil || pl.ShareKey(t.Target) != owner.placer.ShareKey(t.Target) {
 			continue // cannot happen: the owner's placer was built alike; then it is not shared
@@ -174,13 +174,13 @@ func newCohort(sims []*Simulator) *cohort {
 // borrow makes shared table t (index in the group) this member's for target's steps.
 func (s *Simulator) borrow(target string, t int, obs *plan.Observer) {
 	if s.shares == nil {
-		s.shares = make([]int16, s.cfg.Plan.NumSteps())
+		s.shares = make([]int16, s.cfg.Compiled.NumSteps())
 		for i := range s.shares {
 			s.shares[i] = -1
 		}
 	}
 	for ty := range s.cfg.Model.Ops {
-		for _, st := range s.cfg.Plan.Steps(ty) {
+		for _, st := range s.cfg.Compiled.Steps(ty) {
 			if st.Target == target {
 				s.shares[st.ID] = int16(t)
 			}

@@ -47,7 +47,7 @@ func simulateGroup(t *testing.T, sc *scenario.Scenario, variants []string, n int
 		if i < 0 {
 			t.Fatalf("%s has no variant %s", sc.File, name)
 		}
-		s, err := Open(context.Background(), backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[i], Plan: prep.Compiled[i], VariantIndex: i})
+		s, err := Open(context.Background(), backend.Config{Scenario: sc, Model: prep.Model, Variant: prep.Variants[i], Compiled: prep.Compiled[i], VariantIndex: i})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -116,7 +116,7 @@ func OpenWith(_ context.Context, cfg backend.Config, adjust func(*Options)) (*Si
 
 // open builds the simulator with the given options (calibrate tries candidates).
 func open(cfg backend.Config, o Options) (*Simulator, error) {
-	if cfg.Plan == nil {
+	if cfg.Compiled == nil {
 		return nil, &UsageError{fmt.Errorf("%s: the sim backend needs designs to simulate: list them under designs", cfg.Scenario.File)}
 	}
 	names := make([]string, len(cfg.Model.Ops))
@@ -140,7 +140,7 @@ func open(cfg backend.Config, o Options) (*Simulator, error) {
 	s.nodes = map[string]*nodeSeries{}
 	s.unserved = make([]bool, len(cfg.Model.Ops))
 	for t := range s.unserved {
-		ok, _ := cfg.Plan.Served(t)
+		ok, _ := cfg.Compiled.Served(t)
 		s.unserved[t] = !ok
 	}
 	return s, nil
@@ -160,8 +160,8 @@ func (s *Simulator) Describe() backend.Info {
 		d["topology"] = s.placer.Topology()
 	}
 	caps := s.opt.Capacities()
-	if s.cfg.Plan != nil {
-		for _, db := range s.cfg.Plan.Design.Databases() {
+	if s.cfg.Compiled != nil {
+		for _, db := range s.cfg.Compiled.Design.Databases() {
 			if db == design.Cassandra {
 				d["cassandra_node_capacity"] = caps[0].Summary()
 			} else {
@@ -209,7 +209,7 @@ func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool,
 // shard keys are split and balanced over it, and the Cassandra partitions it makes large
 // start at their loaded size.
 func (s *Simulator) prepare() {
-	pl, err := plan.NewPlacer(s.cfg.Plan, &s.opt.Cluster)
+	pl, err := plan.NewPlacer(s.cfg.Compiled, &s.opt.Cluster)
 	if err != nil {
 		s.prepErr = err
 		return
@@ -231,7 +231,7 @@ func (s *Simulator) prepare() {
 // read nothing more) hold their loaded bytes at the run's start, counted in the epoch of
 // their table's TTL as the run's writes are.
 func (s *Simulator) loadSizes() {
-	ls, err := s.cfg.Plan.Loaders()
+	ls, err := s.cfg.Compiled.Loaders()
 	if err != nil {
 		return // NewPlacer met the same error
 	}
@@ -306,7 +306,7 @@ func (s *Simulator) advance(t int64, record func(*metrics.Sample)) {
 // a multi-partition step and the statements of a batch in parallel. The first failing
 // step ends the operation with its class.
 func (s *Simulator) execute(op *workloads.Op, start int64) (int64, metrics.Class) {
-	s.accs = s.cfg.Plan.Accesses(op, s.accs[:0])
+	s.accs = s.cfg.Compiled.Accesses(op, s.accs[:0])
 	if s.opScale != nil {
 		s.scale = s.opScale[op.Type]
 	}
@@ -368,7 +368,7 @@ func (s *Simulator) reach(a *design.Access, op *workloads.Op) *reach {
 // (from 0), or those after a failed step.
 func (s *Simulator) offer(op *workloads.Op, from int) {
 	if from == 0 {
-		s.accs = s.cfg.Plan.Accesses(op, s.accs[:0])
+		s.accs = s.cfg.Compiled.Accesses(op, s.accs[:0])
 	}
 	s.offerRest(op, from)
 }
@@ -606,7 +606,7 @@ func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 // Report adds what only the simulator knows to the results: per-node operation counts,
 // the events as applied, the hot-partition analysis (hotspots.json) and the per-node
 // utilisation and queue length over time (server.json).
-func (s *Simulator) Report(_ context.Context, v *results.Variant, dir *results.Dir) error {
+func (s *Simulator) Report(_ context.Context, v *results.SummaryVariant, dir *results.Dir) error {
 	if s.placer == nil {
 		return nil
 	}

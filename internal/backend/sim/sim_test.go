@@ -271,7 +271,7 @@ func TestMonotonicShardKeyOneShard(t *testing.T) {
 		total := 0
 		var accs []design.Access
 		for i := range ops {
-			accs = cfg.Plan.Accesses(&ops[i], accs[:0])
+			accs = cfg.Compiled.Accesses(&ops[i], accs[:0])
 			for j := range accs {
 				a := &accs[j]
 				if a.Step.Target != "orders" || a.Step.Statement != "insertOne" {

@@ -82,7 +82,7 @@ func inserts(s *design.Step) bool {
 // by each chunk's share of the hashed values for a hashed one); an unsharded
 // collection's are on its primary shard.
 func (s *Simulator) loadVolumes() {
-	ls, err := s.cfg.Plan.Loaders()
+	ls, err := s.cfg.Compiled.Loaders()
 	if err != nil {
 		return // NewPlacer met the same error
 	}
