@@ -34,6 +34,15 @@ type runInput struct {
 	Variants  []variantSpec
 }
 
+// VariantNames are the variants' names in the scenario's order.
+func (in *runInput) VariantNames() []string {
+	names := make([]string, len(in.Variants))
+	for i, v := range in.Variants {
+		names[i] = v.Name
+	}
+	return names
+}
+
 // variantSpec is a variant before a backend is opened for it. Variant and Plan are nil for
 // the single "default" variant of a scenario that lists no designs (null and delay
 // backends need none).

@@ -98,6 +98,7 @@ func startPlacementRun(path, out, kind, why string, ov runOverrides) (*placement
 	if err != nil {
 		return nil, usageError(err)
 	}
+	dir.SetVariantOrder(in.VariantNames())
 	asRun, err := sc.AsRun()
 	if err == nil {
 		err = dir.WriteFile(results.ScenarioFile, asRun)

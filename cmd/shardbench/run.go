@@ -260,6 +260,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return usageError(err)
 	}
 	defer dir.Close()
+	dir.SetVariantOrder(in.VariantNames())
 	asRun, err := sc.AsRun()
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package results
 
 import (
 	"github.com/shardbench/shardbench/internal/inputfile"
+	"slices"
 )
 
 // HotspotsFile holds the hot-partition analysis of a run or a plan: where every key went
@@ -256,17 +257,33 @@ func (d *Dir) AddHotspots(v HotspotsVariant) error {
 	if h == nil {
 		h = &Hotspots{}
 	}
-	h.Variants = upsert(h.Variants, v, func(x *HotspotsVariant) string { return x.Variant })
+	h.Variants = upsert(h.Variants, v, d.order, func(x *HotspotsVariant) string { return x.Variant })
 	return d.WriteHotspots(h)
 }
 
-// upsert replaces the element with v's name, or appends v.
-func upsert[V any](list []V, v V, name func(*V) string) []V {
+// upsert replaces the element with v's name, or inserts v before the first element
+// that comes after it in order (appends it when order does not name it).
+func upsert[V any](list []V, v V, order map[string]int, name func(*V) string) []V {
 	for i := range list {
 		if name(&list[i]) == name(&v) {
 			list[i] = v
 			return list
 		}
 	}
-	return append(list, v)
+	rank := func(x *V) int {
+		if i, ok := order[name(x)]; ok {
+			return i
+		}
+		return len(order)
+	}
+	at := len(list)
+	if r := rank(&v); r < len(order) {
+		for i := range list {
+			if rank(&list[i]) > r {
+				at = i
+				break
+			}
+		}
+	}
+	return slices.Insert(list, at, v)
 }

@@ -136,6 +136,6 @@ func (d *Dir) AddServer(v ServerVariant) error {
 	if r == nil {
 		r = &ServerReport{}
 	}
-	r.Variants = upsert(r.Variants, v, func(x *ServerVariant) string { return x.Variant })
+	r.Variants = upsert(r.Variants, v, d.order, func(x *ServerVariant) string { return x.Variant })
 	return d.WriteServer(r)
 }

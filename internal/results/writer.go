@@ -21,8 +21,12 @@ import (
 type Dir struct {
 	Path string
 
-	mu     sync.Mutex
-	addMu  sync.Mutex // read-modify-write of hotspots.json and server.json
+	mu    sync.Mutex
+	addMu sync.Mutex // read-modify-write of hotspots.json and server.json
+	// order is each variant's place in the scenario (SetVariantOrder): variants finish in
+	// any order, and hotspots.json and server.json list them in the scenario's, as
+	// summary.json does, so that two runs of one seed write the same files.
+	order  map[string]int
 	ts     *os.File
 	tw     *bufio.Writer
 	tsGate flushGate
@@ -326,4 +330,15 @@ func (w *VariantWriter) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// SetVariantOrder gives the order in which hotspots.json and server.json list the
+// variants: the scenario's. A variant not named comes after those named.
+func (d *Dir) SetVariantOrder(names []string) {
+	d.addMu.Lock()
+	defer d.addMu.Unlock()
+	d.order = make(map[string]int, len(names))
+	for i, n := range names {
+		d.order[n] = i
+	}
 }
