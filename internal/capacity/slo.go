@@ -211,6 +211,11 @@ func ServedView(s *results.Summary, served Served) (*results.Summary, error) {
 		for _, op := range v.Ops {
 			skip := op.Errors[ns]
 			if !served(v.Name, op.Op) || (op.Completed > 0 && skip >= op.Completed) {
+				if op.Unserved > 0 && !op.Served() {
+					// Kept, outside the totals: a rule naming an operation the design does
+					// not serve is then skipped as not served, not failed as absent.
+					nv.Ops = append(nv.Ops, op)
+				}
 				continue
 			}
 			set, err := op.ToSet()

@@ -91,6 +91,32 @@ func TestServedView(t *testing.T) {
 	}
 }
 
+// An operation counted unserved (summary v2: offered, never sent) stays in the view
+// outside the totals, so a rule naming it is skipped as not served instead of failing as
+// an operation never recorded.
+func TestServedViewKeepsUnservedRows(t *testing.T) {
+	read := results.FromSet("catalog.product_read", "read", set(1000, 2, metrics.OK, 0), 10, 10)
+	popular := results.OpStats{Op: "catalog.popular", Kind: "read", Unserved: 600, UnservedReason: "no popularity data"}
+	sum := &results.Summary{Scenario: results.ScenarioInfo{DurationS: 10}, Variants: []results.SummaryVariant{{Name: "v", DurationS: 10,
+		Ops: []results.OpStats{read, popular}}}}
+	view, err := ServedView(sum, func(v, op string) bool { return op != "catalog.popular" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := view.Variants[0]
+	if len(v.Ops) != 2 || v.Totals.Scheduled != 1000 {
+		t.Fatalf("ops %+v, totals scheduled %d", v.Ops, v.Totals.Scheduled)
+	}
+	rs, err := gate.ParseBytes("r.yaml", []byte("slo:\n  - catalog.popular p99 < 50ms\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := gate.Evaluate(rs, &gate.Run{Summary: view})
+	if len(checks) != 1 || checks[0].Status != results.GateSkip {
+		t.Errorf("a rule on the unserved operation: %+v", checks)
+	}
+}
+
 func TestRoundMultiple(t *testing.T) {
 	for in, want := range map[float64]float64{11.3137085: 11.31, 0.0707106: 0.07071, 1: 1, 2.5: 2.5, 181.0193: 181.0} {
 		if got := roundMultiple(in); math.Abs(got-want) > 1e-9*want {
