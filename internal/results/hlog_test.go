@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/base64"
+	"encoding/binary"
 	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	kzlib "github.com/klauspost/compress/zlib"
 
 	"github.com/shardbench/shardbench/internal/metrics"
 )
@@ -167,4 +169,61 @@ func BenchmarkIntervalEncode(b *testing.B) {
 			_ = hdr.NewHistogramLogWriter(&buf).OutputIntervalHistogram(dense)
 		}
 	})
+}
+
+// A histogram whose encoding is shorter than storedBelow is written as a stored block,
+// and those bytes are exactly what the zlib writer (Huffman only) makes of it: small
+// histograms of every shape Black Friday's have (empty, a lag histogram of zeros, a few
+// buckets with counts of one to several bytes) come out as before.
+func TestSmallHistogramsStoredAsTheWriterStoresThem(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	enc := newIntervalEncoder()
+	var zbuf bytes.Buffer
+	zw, _ := kzlib.NewWriterLevel(&zbuf, kzlib.HuffmanOnly)
+	small := 0
+	for i := 0; i < 20_000; i++ {
+		h := new(metrics.PagedHistogram)
+		for k := rng.IntN(12); k > 0; k-- {
+			v := metrics.Clamp(int64(rng.ExpFloat64() * []float64{1e3, 1e5, 1e6, 1e8}[rng.IntN(4)]))
+			n := 1 + rng.IntN([]int{2, 100, 1000}[rng.IntN(3)])
+			if rng.IntN(50) == 0 {
+				n = 20_000 // a three-byte count
+			}
+			for ; n > 0; n-- {
+				h.RecordValue(v)
+			}
+		}
+		if i%3 == 0 { // a quiet operation's second: a few latency-like values
+			h = new(metrics.PagedHistogram)
+			for n := 1 + rng.IntN(60); n > 0; n-- {
+				h.RecordValue(int64(200_000 + rng.ExpFloat64()*300_000))
+			}
+		}
+		if i%7 == 0 { // an on-time interval's lag histogram: only zeros
+			h = new(metrics.PagedHistogram)
+			for n := 1 + rng.IntN(3000); n > 0; n-- {
+				h.RecordValue(0)
+			}
+		}
+		if _, err := enc.encode(h); err != nil {
+			t.Fatal(err)
+		}
+		if len(enc.inner) >= storedBelow {
+			continue
+		}
+		small++
+		zbuf.Reset()
+		zw.Reset(&zbuf)
+		zw.Write(enc.inner)
+		zw.Close()
+		if got := enc.outer[8:]; !bytes.Equal(got, zbuf.Bytes()) {
+			t.Fatalf("%d-byte histogram: stored as %x, the writer makes %x", len(enc.inner), got, zbuf.Bytes())
+		}
+		if n := binary.BigEndian.Uint32(enc.outer[4:]); int(n) != len(enc.outer)-8 {
+			t.Fatalf("compressed length field %d, want %d", n, len(enc.outer)-8)
+		}
+	}
+	if small < 10_000 {
+		t.Fatalf("only %d of the histograms were small: the test does not test the stored path", small)
+	}
 }
