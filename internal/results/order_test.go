@@ -45,3 +45,43 @@ func TestAddKeepsTheScenariosVariantOrder(t *testing.T) {
 		t.Errorf("server.json: %s, want %s", got, want)
 	}
 }
+
+// AddServer keeps the server.json it wrote in memory rather than decode it again for each
+// variant; a report written whole (WriteServer) replaces it, and later variants are
+// added to that one.
+func TestAddServerBuildsOnWhatWasWritten(t *testing.T) {
+	d, err := Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	names := func() string {
+		t.Helper()
+		s, err := ReadServer(d.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, v := range s.Variants {
+			n = append(n, v.Variant)
+		}
+		return fmt.Sprint(n)
+	}
+	for _, n := range []string{"a", "b"} {
+		if err := d.AddServer(ServerVariant{Variant: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := names(); got != "[a b]" {
+		t.Fatalf("after adding a and b: %s", got)
+	}
+	if err := d.WriteServer(&ServerReport{Variants: []ServerVariant{{Variant: "m"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.AddServer(ServerVariant{Variant: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "[m c]" {
+		t.Errorf("after writing [m] and adding c: %s, want [m c]", got)
+	}
+}

@@ -107,6 +107,13 @@ var serverDoc = docKind{file: ServerFile, schema: ServerSchema, input: inputfile
 
 // WriteServer writes server.json atomically.
 func (d *Dir) WriteServer(r *ServerReport) error {
+	d.addMu.Lock()
+	defer d.addMu.Unlock()
+	d.server = nil // AddServer reads the file again
+	return d.writeServer(r)
+}
+
+func (d *Dir) writeServer(r *ServerReport) error {
 	r.Schema, r.Version = ServerSchema, 1
 	return d.WriteJSON(ServerFile, r)
 }
@@ -129,13 +136,21 @@ func (r *ServerReport) Variant(name string) *ServerVariant {
 func (d *Dir) AddServer(v ServerVariant) error {
 	d.addMu.Lock()
 	defer d.addMu.Unlock()
-	r, err := ReadServer(d.Path)
-	if err != nil {
-		return err
-	}
+	r := d.server
 	if r == nil {
-		r = &ServerReport{}
+		var err error
+		if r, err = ReadServer(d.Path); err != nil {
+			return err
+		}
+		if r == nil {
+			r = &ServerReport{}
+		}
 	}
 	r.Variants = upsert(r.Variants, v, d.order, func(x *ServerVariant) string { return x.Variant })
-	return d.WriteServer(r)
+	d.server = nil
+	if err := d.writeServer(r); err != nil {
+		return err
+	}
+	d.server = r
+	return nil
 }

@@ -26,7 +26,12 @@ type Dir struct {
 	// order is each variant's place in the scenario (SetVariantOrder): variants finish in
 	// any order, and hotspots.json and server.json list them in the scenario's, as
 	// summary.json does, so that two runs of one seed write the same files.
-	order  map[string]int
+	order map[string]int
+	// server is server.json as AddServer last wrote it (nil: read from the file): a
+	// simulated run's is tens of megabytes, and decoding it again for every variant that
+	// finishes was most of the time its variants spent reporting, at the run's end
+	// where they finish together and wait for one another.
+	server *ServerReport
 	ts     *os.File
 	tw     *bufio.Writer
 	tsGate flushGate
