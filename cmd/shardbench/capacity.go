@@ -475,10 +475,16 @@ func (cr *capacityRun) probe(ctx context.Context, p capacity.ProbeSpec) (capacit
 	case results.ProbeWindow:
 		w := cr.window
 		sc := capacity.Probe(base, p.Multiple, &w)
-		err := cr.drive(ctx, sc, p.Variants, dir)
+		err := cr.drive(ctx, sc, p.Variants, dir, nil)
 		return capacity.Ran{Dir: dir, PeakFrom: w.PeakFrom - w.From, PeakTo: w.To - w.From}, err
 	case results.ProbeFull:
-		err := cr.drive(ctx, capacity.Probe(base, p.Multiple, nil), p.Variants, dir)
+		// Judged over the window the window probes run (see capacity.Search): the
+		// whole schedule's history leads into it, its quiet hours do not dilute it.
+		var m *results.MeasureWindow
+		if !cr.wholeWindow() {
+			m = &results.MeasureWindow{FromS: cr.window.From.Seconds(), ToS: cr.window.To.Seconds()}
+		}
+		err := cr.drive(ctx, capacity.Probe(base, p.Multiple, nil), p.Variants, dir, m)
 		return capacity.Ran{Dir: dir, PeakFrom: cr.peak.From, PeakTo: cr.peak.To}, err
 	}
 	rate := p.Multiple * cr.peak.Rate
@@ -486,17 +492,18 @@ func (cr *capacityRun) probe(ctx context.Context, p capacity.ProbeSpec) (capacit
 		fmt.Fprintf(cr.opts.IO.ErrOut, "  %s: %s at %s ops/s: %s warm-up, %s measured\n", p.Step, cr.in.Variants[p.Variants[0]].Name, units.Count(rate), cr.opts.Warmup, cr.opts.Step)
 	}
 	if cr.opts.Warmup > 0 {
-		if err := cr.drive(ctx, capacity.Steady(base, "warm-up", rate, cr.opts.Warmup), p.Variants, dir+"-warmup"); err != nil {
+		if err := cr.drive(ctx, capacity.Steady(base, "warm-up", rate, cr.opts.Warmup), p.Variants, dir+"-warmup", nil); err != nil {
 			return capacity.Ran{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	err := cr.drive(ctx, capacity.Steady(base, "step", rate, cr.opts.Step), p.Variants, dir)
+	err := cr.drive(ctx, capacity.Steady(base, "step", rate, cr.opts.Step), p.Variants, dir, nil)
 	return capacity.Ran{Dir: dir, PeakFrom: 0, PeakTo: cr.opts.Step}, err
 }
 
 // drive runs the scenario sc for the variants (indices into the search's variants) into
-// dir through the run path `run` uses. --recreate applies to each variant's first run.
-func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []int, dir string) error {
+// dir through the run path `run` uses, its summary restricted to the measure window m when
+// set. --recreate applies to each variant's first run.
+func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []int, dir string, m *results.MeasureWindow) error {
 	in, err := prepareRun(sc)
 	if err != nil {
 		return err
@@ -545,7 +552,7 @@ func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []i
 	if spin == 0 {
 		spin = -1
 	}
-	_, err = driveRun(ctx, in, rd, drive{IO: cr.quietIO(), Backend: cr.opts.Backend, Target: cr.opts.Target, Recreate: recreate, SkipLoad: skipLoad, Quiet: true, SpinBelow: spin, HardStop: cr.hardStop})
+	_, err = driveRun(ctx, in, rd, drive{IO: cr.quietIO(), Backend: cr.opts.Backend, Target: cr.opts.Target, Recreate: recreate, SkipLoad: skipLoad, Quiet: true, SpinBelow: spin, HardStop: cr.hardStop, Measure: m})
 	return err
 }
 

@@ -49,9 +49,12 @@ type JudgeFunc func(r Ran) (map[string]Verdict, error)
 // while they agree, and a variant leaves the probes as soon as it is bracketed.
 //
 // With Window (the simulator), probes run the window around the peak; a variant's answer
-// is then confirmed on the whole schedule: its multiple must pass and the next step up
-// fail. When the whole schedule disagrees the search goes on there, from the window's
-// answer, with steps of ConfirmGrowth, until the whole schedule brackets it.
+// is then confirmed on the whole schedule, judged over the same window (the runner
+// measures only the operations intended in it, so the hours before and after the peak
+// do not dilute it, while their history — backlogs, grown partitions — leads into it):
+// its multiple must pass and the next step up fail. When the whole schedule disagrees
+// the search goes on there, from the window's answer, with steps of ConfirmGrowth, until
+// the whole schedule brackets it.
 //
 // With OnePerProbe (real databases), each probe holds one variant and the variants are
 // searched one after another, each stepping up from Start until its first breach and then
@@ -401,9 +404,9 @@ func (t *track) finishMode(outcome string, s *Search) {
 	case t.wOutcome == "":
 		t.Confirmation = "the whole schedule, probed throughout"
 	case t.wOutcome == outcome && t.wLo == t.lo && t.wHi == t.hi:
-		t.Confirmation = "the whole schedule gives the window's answer"
+		t.Confirmation = "the whole schedule, judged over the peak window, gives the window's answer"
 	default:
-		t.Confirmation = fmt.Sprintf("the window's answer (%s) did not hold on the whole schedule, which was searched on: %s", rangeText(t.wOutcome, t.wLo, t.wHi), rangeText(outcome, t.lo, t.hi))
+		t.Confirmation = fmt.Sprintf("the window's answer (%s) did not hold on the whole schedule judged over the peak window, which was searched on: %s", rangeText(t.wOutcome, t.wLo, t.wHi), rangeText(outcome, t.lo, t.hi))
 	}
 }
 

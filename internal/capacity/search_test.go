@@ -83,7 +83,7 @@ func TestSearchBracketsEachVariant(t *testing.T) {
 	}
 	for _, a := range ans {
 		checkBracket(t, a, th[a.Variant], 0.05)
-		if !a.Confirmed || a.Confirmation != "the whole schedule gives the window's answer" {
+		if !a.Confirmed || a.Confirmation != "the whole schedule, judged over the peak window, gives the window's answer" {
 			t.Errorf("%s: confirmation %q", a.Variant, a.Confirmation)
 		}
 		if last := a.Curve[len(a.Curve)-1]; last.Kind != results.ProbeFull || last.OfferedRate != 1000*last.Multiple {
