@@ -91,7 +91,7 @@ func (r *renderer) banners(pg *page) {
 		if m := run.Sum.Measured; m != nil {
 			pg.Banners = append(pg.Banners, banner{"info", prefix + "Measured window.",
 				fmt.Sprintf("The tables cover the operations intended from %s to %s of the %s schedule "+
-					"(a capacity search judges the whole schedule over the peak its window probes run); "+
+					"(a capacity search judges its runs from the schedule's start over the peak its window probes run); "+
 					"the time series charts show every operation.",
 					units.Seconds(m.FromS), units.Seconds(m.ToS), units.Seconds(run.Sum.Scenario.DurationS))})
 		}

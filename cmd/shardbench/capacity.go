@@ -76,8 +76,9 @@ does not serve are left out of every figure.
 It brackets (multiplying by --growth from --start) and then bisects until the first
 failing multiple is within --precision of the last passing one. On the simulator each
 probe runs a window around the schedule's peak (--lead-in before it), variants due at the
-same multiple share a run, and each answer is confirmed on the whole schedule: its
-multiple passes and the next step up fails. On a real database (--backend cassandra or
+same multiple share a run, and each answer is confirmed on the schedule from its start
+to the window's end, judged over the window: its multiple passes and the next step up
+fails. On a real database (--backend cassandra or
 mongo) each variant is stepped on its own: constant-rate steps at multiples of the
 scenario's peak rate, each after a --warmup, up to the first breach, then bisected, within
 --max-duration.
@@ -478,13 +479,17 @@ func (cr *capacityRun) probe(ctx context.Context, p capacity.ProbeSpec) (capacit
 		err := cr.drive(ctx, sc, p.Variants, dir, nil)
 		return capacity.Ran{Dir: dir, PeakFrom: w.PeakFrom - w.From, PeakTo: w.To - w.From}, err
 	case results.ProbeFull:
-		// Judged over the window the window probes run (see capacity.Search): the
-		// whole schedule's history leads into it, its quiet hours do not dilute it.
+		// The schedule from its start to the window's end, judged over the window the
+		// window probes run (see capacity.Search): its history leads into the window and
+		// its quiet hours do not dilute it; what comes after the window is not judged, so
+		// it is not run.
 		var m *results.MeasureWindow
+		var upTo *capacity.Window
 		if !cr.wholeWindow() {
 			m = &results.MeasureWindow{FromS: cr.window.From.Seconds(), ToS: cr.window.To.Seconds()}
+			upTo = &capacity.Window{From: 0, To: cr.window.To, PeakFrom: cr.window.PeakFrom}
 		}
-		err := cr.drive(ctx, capacity.Probe(base, p.Multiple, nil), p.Variants, dir, m)
+		err := cr.drive(ctx, capacity.Probe(base, p.Multiple, upTo), p.Variants, dir, m)
 		return capacity.Ran{Dir: dir, PeakFrom: cr.peak.From, PeakTo: cr.peak.To}, err
 	}
 	rate := p.Multiple * cr.peak.Rate
@@ -639,7 +644,7 @@ func (cr *capacityRun) answers(ans []capacity.Answer, diagnose bool) []results.C
 
 func (cr *capacityRun) printStart() {
 	o := cr.opts
-	how := fmt.Sprintf("window %s–%s of the %s schedule (peak %s/s in %s, %s lead-in), confirmed on the whole schedule",
+	how := fmt.Sprintf("window %s–%s of the %s schedule (peak %s/s in %s, %s lead-in), confirmed on the schedule from its start to the window's end",
 		mmss(cr.window.From), mmss(cr.window.To), mmss(cr.peak.Schedule), units.Count(cr.peak.Rate), cr.peak.Phase, cr.window.PeakFrom-cr.window.From)
 	if !cr.simulated {
 		how = fmt.Sprintf("steps of %s after %s warm-up at multiples of the peak %s/s, one variant after another, within %s", o.Step, o.Warmup, units.Count(cr.peak.Rate), o.MaxDuration)

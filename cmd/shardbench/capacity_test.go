@@ -91,7 +91,7 @@ func writeCapacityScenario(t *testing.T) string {
 	return writeFile(t, "hot.yaml", strings.ReplaceAll(capacityScenario, "DESIGNS", designs))
 }
 
-// The search brackets each variant to the precision, confirms it on the whole schedule,
+// The search brackets each variant to the precision, confirms it from the schedule's start,
 // and names the node that saturates first and the partition that put it there. A fixed
 // run of the whole schedule at the multiple found passes the same SLO and one at the
 // next step fails: capacity and run --gate agree. The same seed gives the same answer.

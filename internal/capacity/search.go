@@ -13,7 +13,7 @@ import (
 )
 
 // ProbeSpec is one run the search asks for: some variants at one multiple of the
-// scenario's load, on the window around the peak, the whole schedule, or a step.
+// scenario's load, on the window around the peak, the schedule from its start, or a step.
 type ProbeSpec struct {
 	Kind     string // results.ProbeWindow, ProbeFull or ProbeStep
 	Multiple float64
@@ -49,12 +49,12 @@ type JudgeFunc func(r Ran) (map[string]Verdict, error)
 // while they agree, and a variant leaves the probes as soon as it is bracketed.
 //
 // With Window (the simulator), probes run the window around the peak; a variant's answer
-// is then confirmed on the whole schedule, judged over the same window (the runner
-// measures only the operations intended in it, so the hours before and after the peak
-// do not dilute it, while their history — backlogs, grown partitions — leads into it):
-// its multiple must pass and the next step up fail. When the whole schedule disagrees
-// the search goes on there, from the window's answer, with steps of ConfirmGrowth, until
-// the whole schedule brackets it.
+// is then confirmed on the schedule from its start (ProbeFull: the runner runs it to the
+// window's end and measures only the operations intended in the window, so the hours
+// before the peak do not dilute it, while their history — backlogs, grown partitions —
+// leads into it): its multiple must pass and the next step up fail. When the schedule
+// from its start disagrees the search goes on there, from the window's answer, with
+// steps of ConfirmGrowth, until it brackets the answer.
 //
 // With OnePerProbe (real databases), each probe holds one variant and the variants are
 // searched one after another, each stepping up from Start until its first breach and then
@@ -71,7 +71,7 @@ type Search struct {
 	// window is all of it).
 	Whole       bool
 	OnePerProbe bool
-	// ConfirmGrowth is the step of a search on the whole schedule after the window's
+	// ConfirmGrowth is the step of a search from the schedule's start after the window's
 	// answer did not hold there (default 1 + 4 × Precision).
 	ConfirmGrowth float64
 	// Concurrency is how many probes run at once (default 1), VariantBudget how many
@@ -127,7 +127,7 @@ type track struct {
 	next   float64
 	hint   float64 // full-schedule confirmation: the window's failing multiple, tried next
 	done   bool
-	// window's answer, kept to say how the whole schedule confirmed it
+	// window's answer, kept to say how the schedule from its start confirmed it
 	wOutcome string
 	wLo, wHi float64
 }
@@ -379,7 +379,7 @@ func (t *track) plan(s *Search) {
 }
 
 // finishMode ends the search in the current mode: a window's answer goes on to be
-// confirmed on the whole schedule; otherwise the variant is done.
+// confirmed on the schedule from its start; otherwise the variant is done.
 func (t *track) finishMode(outcome string, s *Search) {
 	if t.mode == results.ProbeWindow {
 		t.wOutcome, t.wLo, t.wHi = outcome, t.lo, t.hi
@@ -404,9 +404,9 @@ func (t *track) finishMode(outcome string, s *Search) {
 	case t.wOutcome == "":
 		t.Confirmation = "the whole schedule, probed throughout"
 	case t.wOutcome == outcome && t.wLo == t.lo && t.wHi == t.hi:
-		t.Confirmation = "the whole schedule, judged over the peak window, gives the window's answer"
+		t.Confirmation = "the schedule from its start, judged over the peak window, gives the window's answer"
 	default:
-		t.Confirmation = fmt.Sprintf("the window's answer (%s) did not hold on the whole schedule judged over the peak window, which was searched on: %s", rangeText(t.wOutcome, t.wLo, t.wHi), rangeText(outcome, t.lo, t.hi))
+		t.Confirmation = fmt.Sprintf("the window's answer (%s) did not hold on the schedule from its start judged over the peak window, which was searched on: %s", rangeText(t.wOutcome, t.wLo, t.wHi), rangeText(outcome, t.lo, t.hi))
 	}
 }
 
@@ -418,7 +418,7 @@ func (t *track) finishIncomplete() {
 	if t.mode == results.ProbeFull && t.lo == 0 && t.hi == 0 {
 		// Only the window bracketed it: report that, unconfirmed.
 		t.Outcome = results.CapacityUnconfirmed
-		t.Confirmation = "the window gave " + rangeText(t.wOutcome, t.wLo, t.wHi) + "; the whole schedule was not run"
+		t.Confirmation = "the window gave " + rangeText(t.wOutcome, t.wLo, t.wHi) + "; the schedule from its start was not run"
 	}
 }
 

@@ -83,7 +83,7 @@ func TestSearchBracketsEachVariant(t *testing.T) {
 	}
 	for _, a := range ans {
 		checkBracket(t, a, th[a.Variant], 0.05)
-		if !a.Confirmed || a.Confirmation != "the whole schedule, judged over the peak window, gives the window's answer" {
+		if !a.Confirmed || a.Confirmation != "the schedule from its start, judged over the peak window, gives the window's answer" {
 			t.Errorf("%s: confirmation %q", a.Variant, a.Confirmation)
 		}
 		if last := a.Curve[len(a.Curve)-1]; last.Kind != results.ProbeFull || last.OfferedRate != 1000*last.Multiple {
@@ -170,7 +170,7 @@ func TestSearchConfirmsOnTheWholeSchedule(t *testing.T) {
 		if a.Pass.Kind != results.ProbeFull || a.Fail.Kind != results.ProbeFull {
 			t.Errorf("%s: answer from %s/%s probes, want the whole schedule's", a.Variant, a.Pass.Kind, a.Fail.Kind)
 		}
-		if !strings.Contains(a.Confirmation, "did not hold on the whole schedule") {
+		if !strings.Contains(a.Confirmation, "did not hold on the schedule from its start") {
 			t.Errorf("%s: confirmation %q", a.Variant, a.Confirmation)
 		}
 	}
