@@ -447,6 +447,9 @@ func (cr *capacityRun) search(started time.Time) *capacity.Search {
 		// two each; the budget keeps the variants simulated at once to what one run of a
 		// scenario holds (engine: groups of 16), so memory stays what a run needs.
 		s.Concurrency, s.VariantBudget = max(1, runtime.GOMAXPROCS(0)), 16
+		if l := cr.window.Length(); l > 0 {
+			s.ConfirmCost = cr.window.To.Seconds() / l.Seconds()
+		}
 	}
 	if o.MaxDuration > 0 {
 		s.Deadline = started.Add(o.MaxDuration)

@@ -26,6 +26,15 @@ type ProbeSpec struct {
 // capacity holds a backlog that grows with the rate.
 func (p ProbeSpec) weight() float64 { return float64(len(p.Variants)) * max(1, p.Multiple) }
 
+// cost is what a probe takes to run, in window probes of one variant at multiple 1.
+func (p ProbeSpec) cost(confirm float64) float64 {
+	c := float64(len(p.Variants)) * p.Multiple
+	if p.Kind == results.ProbeFull {
+		c *= max(1, confirm)
+	}
+	return c
+}
+
 // Ran is what a probe left: its results directory and where the peak is on its time line
 // (for the served rate at the peak).
 type Ran struct {
@@ -81,6 +90,11 @@ type Search struct {
 	// that grows with the rate.
 	Concurrency   int
 	VariantBudget float64
+	// ConfirmCost is how much longer a confirming probe runs than a window probe (the
+	// schedule up to the window's end over the window; default 1): a round starts its
+	// costliest probes first, so that its last probes to finish are short ones and no core
+	// waits idle at its end.
+	ConfirmCost float64
 	// Deadline, when set, is when no further probe starts; variants not yet bracketed to
 	// the precision are reported incomplete with what is known.
 	Deadline time.Time
@@ -222,7 +236,7 @@ type group struct {
 }
 
 // groups puts the tracks due at the same kind and multiple into one probe each, in a
-// fixed order (kind, then multiple): the search is the same every time. With a
+// fixed order (cost, kind, multiple): the search is the same every time. With a
 // VariantBudget, a probe at multiple m holds at most budget/m variants (at least one): a
 // simulated variant past its capacity holds its growing backlog of operations in memory,
 // in proportion to the rate.
@@ -243,11 +257,17 @@ func (s *Search) groups(active []*track) []*group {
 		g.spec.Variants = append(g.spec.Variants, t.idx)
 		g.tracks = append(g.tracks, t)
 	}
+	// Costliest first (longest processing time first): the round ends with its short
+	// probes, not with one long probe on one core while the other idles.
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].spec.Kind != out[j].spec.Kind {
-			return out[i].spec.Kind > out[j].spec.Kind // window before full
+		a, b := out[i].spec, out[j].spec
+		if ca, cb := a.cost(s.ConfirmCost), b.cost(s.ConfirmCost); ca != cb {
+			return ca > cb
 		}
-		return out[i].spec.Multiple < out[j].spec.Multiple
+		if a.Kind != b.Kind {
+			return a.Kind > b.Kind // window before full
+		}
+		return a.Multiple < b.Multiple
 	})
 	return out
 }

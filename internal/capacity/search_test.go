@@ -272,7 +272,13 @@ func TestSearchStopsOnProbeError(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("error %v", err)
 	}
-	if probes[len(probes)-1].Error == "" || ans[0].Outcome != results.CapacityIncomplete || ans[0].Sustains != 2 {
+	failed := 0
+	for _, p := range probes {
+		if p.Error != "" {
+			failed++
+		}
+	}
+	if failed != 1 || ans[0].Outcome != results.CapacityIncomplete || ans[0].Sustains != 2 {
 		t.Errorf("probes %+v answers %+v", probes, ans)
 	}
 }
@@ -367,5 +373,26 @@ func TestSearchSplitsProbesAtHighMultiples(t *testing.T) {
 	}
 	if f.ran[0].Multiple != 1 || len(f.ran[0].Variants) != 6 {
 		t.Errorf("first probe %+v", f.ran[0])
+	}
+}
+
+// A round starts its costliest probes first: a confirming probe of several variants
+// before a window probe of one, so that the round ends on short probes.
+func TestRoundStartsCostliestProbesFirst(t *testing.T) {
+	s := &Search{ConfirmCost: 5}
+	mk := func(idx int, mode string, m float64) *track {
+		return &track{idx: idx, mode: mode, next: m}
+	}
+	gs := s.groups([]*track{
+		mk(0, results.ProbeWindow, 1.2), mk(1, results.ProbeWindow, 2), mk(2, results.ProbeWindow, 2),
+		mk(3, results.ProbeFull, 1.1), mk(4, results.ProbeFull, 0.5),
+	})
+	var got []string
+	for _, g := range gs {
+		got = append(got, fmt.Sprintf("%s@%g×%d", g.spec.Kind, g.spec.Multiple, len(g.spec.Variants)))
+	}
+	want := []string{"full@1.1×1", "window@2×2", "full@0.5×1", "window@1.2×1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("probe order %v, want %v (cost: variants × multiple, × 5 when confirming)", got, want)
 	}
 }
