@@ -107,7 +107,7 @@ func capacityChart(c *results.Capacity) (*figure, error) {
 		legend = append(legend, legendEntry{"SLO: p99 < " + units.Ms(b), lineThumb(sty)})
 	}
 	if full {
-		legend = append(legend, legendEntry{"whole schedule, SLO held", boxThumb{Color: grey}}, legendEntry{"whole schedule, SLO failed", squareThumb{}})
+		legend = append(legend, legendEntry{"from the start, SLO held", boxThumb{Color: grey}}, legendEntry{"from the start, SLO failed", squareThumb{}})
 	}
 	p.X.Min, p.X.Max = xlo-0.08, xhi+0.08
 	p.Y.Min, p.Y.Max = ylo-0.15, yhi+0.3
@@ -217,7 +217,7 @@ func WriteCapacityText(w io.Writer, c *results.Capacity) error {
 func capacityMethod(c *results.Capacity) string {
 	switch {
 	case c.Method == results.CapacitySimulated && c.Window != nil:
-		return fmt.Sprintf("windows %s–%s of the schedule, confirmed on the whole %s", units.Seconds(c.Window.FromS), units.Seconds(c.Window.ToS), units.Seconds(c.Window.ScheduleS))
+		return fmt.Sprintf("windows %s–%s of the %s schedule, confirmed on its first %s judged over the window", units.Seconds(c.Window.FromS), units.Seconds(c.Window.ToS), units.Seconds(c.Window.ScheduleS), units.Seconds(c.Window.ToS))
 	case c.Stepping != nil:
 		return fmt.Sprintf("steps of %s after %s warm-up", units.Seconds(c.Stepping.StepS), units.Seconds(c.Stepping.WarmupS))
 	}
@@ -392,7 +392,7 @@ func sharedStyle() template.CSS {
 func capacityCaption(c *results.Capacity) string {
 	s := "One line per variant through its probes; the p99 is the worst of its served operations. Where a line crosses the SLO is where the variant stops holding it"
 	if c.Method == results.CapacitySimulated {
-		s += "; squares are the whole-schedule runs that confirmed each answer (filled: the SLO held), whose p99 covers the whole schedule rather than the window around the peak"
+		s += "; squares are the runs from the schedule's start that confirmed each answer (filled: the SLO held), judged over the same window around the peak"
 	}
 	return s + "."
 }

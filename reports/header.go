@@ -88,6 +88,13 @@ func (r *renderer) banners(pg *page) {
 			}
 			pg.Banners = append(pg.Banners, banner{"info", prefix + "Simulated.", text})
 		}
+		if m := run.Sum.Measured; m != nil {
+			pg.Banners = append(pg.Banners, banner{"info", prefix + "Measured window.",
+				fmt.Sprintf("The tables cover the operations intended from %s to %s of the %s schedule "+
+					"(a capacity search judges its runs from the schedule's start over the peak its window probes run); "+
+					"the time series charts show every operation.",
+					units.Seconds(m.FromS), units.Seconds(m.ToS), units.Seconds(run.Sum.Scenario.DurationS))})
+		}
 		switch run.status() {
 		case "interrupted":
 			why := run.Sum.Interrupted
@@ -112,7 +119,7 @@ func (r *renderer) banners(pg *page) {
 
 // coverage says how much of the schedule the variants ran: ": 42s of 10m00s".
 func coverage(run *run) string {
-	want := run.Sum.Scenario.DurationS
+	want := run.Sum.DueS()
 	if want <= 0 || len(run.Sum.Variants) == 0 {
 		return ""
 	}

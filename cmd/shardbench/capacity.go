@@ -76,8 +76,9 @@ does not serve are left out of every figure.
 It brackets (multiplying by --growth from --start) and then bisects until the first
 failing multiple is within --precision of the last passing one. On the simulator each
 probe runs a window around the schedule's peak (--lead-in before it), variants due at the
-same multiple share a run, and each answer is confirmed on the whole schedule: its
-multiple passes and the next step up fails. On a real database (--backend cassandra or
+same multiple share a run, and each answer is confirmed on the schedule from its start
+to the window's end, judged over the window: its multiple passes and the next step up
+fails. On a real database (--backend cassandra or
 mongo) each variant is stepped on its own: constant-rate steps at multiples of the
 scenario's peak rate, each after a --warmup, up to the first breach, then bisected, within
 --max-duration.
@@ -446,6 +447,9 @@ func (cr *capacityRun) search(started time.Time) *capacity.Search {
 		// two each; the budget keeps the variants simulated at once to what one run of a
 		// scenario holds (engine: groups of 16), so memory stays what a run needs.
 		s.Concurrency, s.VariantBudget = max(1, runtime.GOMAXPROCS(0)), 16
+		if l := cr.window.Length(); l > 0 {
+			s.ConfirmCost = cr.window.To.Seconds() / l.Seconds()
+		}
 	}
 	if o.MaxDuration > 0 {
 		s.Deadline = started.Add(o.MaxDuration)
@@ -475,10 +479,20 @@ func (cr *capacityRun) probe(ctx context.Context, p capacity.ProbeSpec) (capacit
 	case results.ProbeWindow:
 		w := cr.window
 		sc := capacity.Probe(base, p.Multiple, &w)
-		err := cr.drive(ctx, sc, p.Variants, dir)
+		err := cr.drive(ctx, sc, p.Variants, dir, nil)
 		return capacity.Ran{Dir: dir, PeakFrom: w.PeakFrom - w.From, PeakTo: w.To - w.From}, err
 	case results.ProbeFull:
-		err := cr.drive(ctx, capacity.Probe(base, p.Multiple, nil), p.Variants, dir)
+		// The schedule from its start to the window's end, judged over the window the
+		// window probes run (see capacity.Search): its history leads into the window and
+		// its quiet hours do not dilute it; what comes after the window is not judged, so
+		// it is not run.
+		var m *results.MeasureWindow
+		var upTo *capacity.Window
+		if !cr.wholeWindow() {
+			m = &results.MeasureWindow{FromS: cr.window.From.Seconds(), ToS: cr.window.To.Seconds()}
+			upTo = &capacity.Window{From: 0, To: cr.window.To, PeakFrom: cr.window.PeakFrom}
+		}
+		err := cr.drive(ctx, capacity.Probe(base, p.Multiple, upTo), p.Variants, dir, m)
 		return capacity.Ran{Dir: dir, PeakFrom: cr.peak.From, PeakTo: cr.peak.To}, err
 	}
 	rate := p.Multiple * cr.peak.Rate
@@ -486,17 +500,18 @@ func (cr *capacityRun) probe(ctx context.Context, p capacity.ProbeSpec) (capacit
 		fmt.Fprintf(cr.opts.IO.ErrOut, "  %s: %s at %s ops/s: %s warm-up, %s measured\n", p.Step, cr.in.Variants[p.Variants[0]].Name, units.Count(rate), cr.opts.Warmup, cr.opts.Step)
 	}
 	if cr.opts.Warmup > 0 {
-		if err := cr.drive(ctx, capacity.Steady(base, "warm-up", rate, cr.opts.Warmup), p.Variants, dir+"-warmup"); err != nil {
+		if err := cr.drive(ctx, capacity.Steady(base, "warm-up", rate, cr.opts.Warmup), p.Variants, dir+"-warmup", nil); err != nil {
 			return capacity.Ran{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	err := cr.drive(ctx, capacity.Steady(base, "step", rate, cr.opts.Step), p.Variants, dir)
+	err := cr.drive(ctx, capacity.Steady(base, "step", rate, cr.opts.Step), p.Variants, dir, nil)
 	return capacity.Ran{Dir: dir, PeakFrom: 0, PeakTo: cr.opts.Step}, err
 }
 
 // drive runs the scenario sc for the variants (indices into the search's variants) into
-// dir through the run path `run` uses. --recreate applies to each variant's first run.
-func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []int, dir string) error {
+// dir through the run path `run` uses, its summary restricted to the measure window m when
+// set. --recreate applies to each variant's first run.
+func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []int, dir string, m *results.MeasureWindow) error {
 	in, err := prepareRun(sc)
 	if err != nil {
 		return err
@@ -545,7 +560,7 @@ func (cr *capacityRun) drive(ctx context.Context, sc *scenario.Scenario, idx []i
 	if spin == 0 {
 		spin = -1
 	}
-	_, err = driveRun(ctx, in, rd, drive{IO: cr.quietIO(), Backend: cr.opts.Backend, Target: cr.opts.Target, Recreate: recreate, SkipLoad: skipLoad, Quiet: true, SpinBelow: spin, HardStop: cr.hardStop})
+	_, err = driveRun(ctx, in, rd, drive{IO: cr.quietIO(), Backend: cr.opts.Backend, Target: cr.opts.Target, Recreate: recreate, SkipLoad: skipLoad, Quiet: true, SpinBelow: spin, HardStop: cr.hardStop, Measure: m})
 	return err
 }
 
@@ -632,7 +647,7 @@ func (cr *capacityRun) answers(ans []capacity.Answer, diagnose bool) []results.C
 
 func (cr *capacityRun) printStart() {
 	o := cr.opts
-	how := fmt.Sprintf("window %s–%s of the %s schedule (peak %s/s in %s, %s lead-in), confirmed on the whole schedule",
+	how := fmt.Sprintf("window %s–%s of the %s schedule (peak %s/s in %s, %s lead-in), confirmed on the schedule from its start to the window's end",
 		mmss(cr.window.From), mmss(cr.window.To), mmss(cr.peak.Schedule), units.Count(cr.peak.Rate), cr.peak.Phase, cr.window.PeakFrom-cr.window.From)
 	if !cr.simulated {
 		how = fmt.Sprintf("steps of %s after %s warm-up at multiples of the peak %s/s, one variant after another, within %s", o.Step, o.Warmup, units.Count(cr.peak.Rate), o.MaxDuration)

@@ -91,7 +91,7 @@ func writeCapacityScenario(t *testing.T) string {
 	return writeFile(t, "hot.yaml", strings.ReplaceAll(capacityScenario, "DESIGNS", designs))
 }
 
-// The search brackets each variant to the precision, confirms it on the whole schedule,
+// The search brackets each variant to the precision, confirms it from the schedule's start,
 // and names the node that saturates first and the partition that put it there. A fixed
 // run of the whole schedule at the multiple found passes the same SLO and one at the
 // next step fails: capacity and run --gate agree. The same seed gives the same answer.
@@ -165,12 +165,18 @@ func TestCapacityFindsWhereEachVariantBreaks(t *testing.T) {
 		t.Fatalf("variants %v", sub)
 	}
 
-	// run --gate with the default SLO on the whole schedule agrees with the search.
+	// run --gate with the default SLO on the whole schedule, measured over the peak
+	// window, agrees with the search.
 	rules := writeFile(t, "slo.yaml", "slo:\n  - \"* p99 < 50ms\"\n  - \"all error_rate < 0.1%\"\n  - \"all achieved_ratio >= 0.99\"\n  - \"all dropped_share == 0\"\n")
+	if c.Window == nil || c.Window.FromS <= 0 || c.Window.ToS >= c.Window.ScheduleS {
+		t.Fatalf("the search's window %+v: want a stretch inside the schedule", c.Window)
+	}
+	from, to := time.Duration(c.Window.FromS*1e9), time.Duration(c.Window.ToS*1e9)
 	for _, v := range sub {
 		for _, m := range []float64{v.Sustains, v.Breaks} {
 			io, _, stderr := testIO()
-			ro := &RunOptions{IO: io, ScenarioPath: path, Backend: "sim", Out: filepath.Join(t.TempDir(), "run"), RateScale: m, Gate: rules, NoReport: true, Quiet: true}
+			ro := &RunOptions{IO: io, ScenarioPath: path, Backend: "sim", Out: filepath.Join(t.TempDir(), "run"), RateScale: m, Gate: rules, NoReport: true, Quiet: true,
+				MeasureFrom: from, MeasureTo: to}
 			err := runRun(context.Background(), ro)
 			gr, rerr := results.ReadGate(ro.Out)
 			if rerr != nil || gr == nil {

@@ -35,10 +35,14 @@ type RunOptions struct {
 	DurationSet  bool
 	RateScale    float64
 	RateScaleSet bool
-	Seed         int64
-	SeedSet      bool
-	Quiet        bool
-	NoReport     bool
+	// MeasureFrom and MeasureTo (both set, simulator only) restrict the summary, the
+	// gate and the report's tables to the operations intended in that window of the
+	// schedule, as a capacity search judges its whole-schedule probes.
+	MeasureFrom, MeasureTo time.Duration
+	Seed                   int64
+	SeedSet                bool
+	Quiet                  bool
+	NoReport               bool
 	// Recreate drops and recreates each variant's schema on real databases.
 	Recreate bool
 	// SkipLoad leaves out the load step on real databases: reuse one loaded before.
@@ -118,6 +122,9 @@ the exit code is then 1.`,
 			if opts.JUnit != "" && opts.Gate == "" {
 				return usageErrorf("--junit needs --gate")
 			}
+			if cmd.Flags().Changed("measure-from") != cmd.Flags().Changed("measure-to") {
+				return usageErrorf("--measure-from and --measure-to go together (the window of the schedule the summary covers)")
+			}
 			if opts.SkipLoad && opts.Recreate {
 				return usageErrorf("--skip-load reuses a loaded database, which --recreate drops: use one or the other")
 			}
@@ -134,6 +141,8 @@ the exit code is then 1.`,
 	f.DurationVar(&opts.Duration, "duration", 0, "scale every phase so the schedule lasts this long")
 	f.Float64Var(&opts.RateScale, "rate-scale", 0, "multiply every rate (0.1 = a tenth of the traffic)")
 	f.Int64Var(&opts.Seed, "seed", 0, "override the scenario's seed")
+	f.DurationVar(&opts.MeasureFrom, "measure-from", 0, "simulator: the summary, gate and tables cover only operations intended from this time of the schedule (with --measure-to; the time series keep every one)")
+	f.DurationVar(&opts.MeasureTo, "measure-to", 0, "simulator: ... and before this time of the schedule (see --measure-from)")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing while running")
 	opts.SpinAuto = true
 	f.Var(&spinFlag{opts}, "spin",
@@ -247,6 +256,10 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	sc := in.Scenario
+	measure, err := measureWindow(opts, in)
+	if err != nil {
+		return err
+	}
 
 	out := opts.Out
 	if out == "" {
@@ -293,6 +306,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		IO: opts.IO, Backend: opts.Backend, Target: opts.Target, Recreate: opts.Recreate, SkipLoad: opts.SkipLoad, Quiet: opts.Quiet,
 		SpinBelow: spinBelow(opts), Progress: prog.update, HardStop: hardStop,
 		Shard: shard, StartAt: startAt, Digest: digest, SkipSetup: opts.skipSetup, Metrics: reg,
+		Measure: measure,
 	})
 	prog.done()
 	if reg != nil {
@@ -355,6 +369,24 @@ type drive struct {
 	SkipSetup bool
 	// Metrics, when set, serves the run's intervals live (--metrics-addr).
 	Metrics *live.Registry
+	// Measure restricts the summary to the operations intended in a window of the
+	// schedule (a capacity search's whole-schedule probe on the simulator).
+	Measure *results.MeasureWindow
+}
+
+// measureWindow is --measure-from/--measure-to as the engine takes it (nil: unset).
+func measureWindow(opts *RunOptions, in *runInput) (*results.MeasureWindow, error) {
+	if opts.MeasureFrom == 0 && opts.MeasureTo == 0 {
+		return nil, nil
+	}
+	d := in.Schedule.Duration()
+	switch {
+	case opts.Backend != "sim":
+		return nil, usageErrorf("--measure-from/--measure-to need the simulator (a real run's summary is the whole run)")
+	case opts.MeasureFrom < 0 || opts.MeasureTo <= opts.MeasureFrom || opts.MeasureTo > d:
+		return nil, usageErrorf("--measure-from %s --measure-to %s: need 0 ≤ from < to ≤ the schedule's %s", opts.MeasureFrom, opts.MeasureTo, d)
+	}
+	return &results.MeasureWindow{FromS: opts.MeasureFrom.Seconds(), ToS: opts.MeasureTo.Seconds()}, nil
 }
 
 // driveRun is the run path `run` and `capacity` share: it opens a backend for each of the
@@ -377,6 +409,7 @@ func driveRun(ctx context.Context, in *runInput, dir *results.Dir, d drive) (*re
 		Shard:     d.Shard.engineShard(in.Prepared.Model),
 		StartAt:   d.StartAt,
 		Digest:    d.Digest,
+		Measure:   d.Measure,
 	}
 	if cfg.SpinBelow == 0 {
 		cfg.SpinBelow, cfg.SpinReason = engine.AutoSpin(variants)

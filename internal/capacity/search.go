@@ -13,7 +13,7 @@ import (
 )
 
 // ProbeSpec is one run the search asks for: some variants at one multiple of the
-// scenario's load, on the window around the peak, the whole schedule, or a step.
+// scenario's load, on the window around the peak, the schedule from its start, or a step.
 type ProbeSpec struct {
 	Kind     string // results.ProbeWindow, ProbeFull or ProbeStep
 	Multiple float64
@@ -25,6 +25,15 @@ type ProbeSpec struct {
 // weight is what a probe holds in memory, in variants at multiple 1: a variant past its
 // capacity holds a backlog that grows with the rate.
 func (p ProbeSpec) weight() float64 { return float64(len(p.Variants)) * max(1, p.Multiple) }
+
+// cost is what a probe takes to run, in window probes of one variant at multiple 1.
+func (p ProbeSpec) cost(confirm float64) float64 {
+	c := float64(len(p.Variants)) * p.Multiple
+	if p.Kind == results.ProbeFull {
+		c *= max(1, confirm)
+	}
+	return c
+}
 
 // Ran is what a probe left: its results directory and where the peak is on its time line
 // (for the served rate at the peak).
@@ -49,9 +58,12 @@ type JudgeFunc func(r Ran) (map[string]Verdict, error)
 // while they agree, and a variant leaves the probes as soon as it is bracketed.
 //
 // With Window (the simulator), probes run the window around the peak; a variant's answer
-// is then confirmed on the whole schedule: its multiple must pass and the next step up
-// fail. When the whole schedule disagrees the search goes on there, from the window's
-// answer, with steps of ConfirmGrowth, until the whole schedule brackets it.
+// is then confirmed on the schedule from its start (ProbeFull: the runner runs it to the
+// window's end and measures only the operations intended in the window, so the hours
+// before the peak do not dilute it, while their history — backlogs, grown partitions —
+// leads into it): its multiple must pass and the next step up fail. When the schedule
+// from its start disagrees the search goes on there, from the window's answer, with
+// steps of ConfirmGrowth, until it brackets the answer.
 //
 // With OnePerProbe (real databases), each probe holds one variant and the variants are
 // searched one after another, each stepping up from Start until its first breach and then
@@ -68,7 +80,7 @@ type Search struct {
 	// window is all of it).
 	Whole       bool
 	OnePerProbe bool
-	// ConfirmGrowth is the step of a search on the whole schedule after the window's
+	// ConfirmGrowth is the step of a search from the schedule's start after the window's
 	// answer did not hold there (default 1 + 4 × Precision).
 	ConfirmGrowth float64
 	// Concurrency is how many probes run at once (default 1), VariantBudget how many
@@ -78,6 +90,11 @@ type Search struct {
 	// that grows with the rate.
 	Concurrency   int
 	VariantBudget float64
+	// ConfirmCost is how much longer a confirming probe runs than a window probe (the
+	// schedule up to the window's end over the window; default 1): a round starts its
+	// costliest probes first, so that its last probes to finish are short ones and no core
+	// waits idle at its end.
+	ConfirmCost float64
 	// Deadline, when set, is when no further probe starts; variants not yet bracketed to
 	// the precision are reported incomplete with what is known.
 	Deadline time.Time
@@ -124,7 +141,7 @@ type track struct {
 	next   float64
 	hint   float64 // full-schedule confirmation: the window's failing multiple, tried next
 	done   bool
-	// window's answer, kept to say how the whole schedule confirmed it
+	// window's answer, kept to say how the schedule from its start confirmed it
 	wOutcome string
 	wLo, wHi float64
 }
@@ -219,7 +236,7 @@ type group struct {
 }
 
 // groups puts the tracks due at the same kind and multiple into one probe each, in a
-// fixed order (kind, then multiple): the search is the same every time. With a
+// fixed order (cost, kind, multiple): the search is the same every time. With a
 // VariantBudget, a probe at multiple m holds at most budget/m variants (at least one): a
 // simulated variant past its capacity holds its growing backlog of operations in memory,
 // in proportion to the rate.
@@ -240,11 +257,17 @@ func (s *Search) groups(active []*track) []*group {
 		g.spec.Variants = append(g.spec.Variants, t.idx)
 		g.tracks = append(g.tracks, t)
 	}
+	// Costliest first (longest processing time first): the round ends with its short
+	// probes, not with one long probe on one core while the other idles.
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].spec.Kind != out[j].spec.Kind {
-			return out[i].spec.Kind > out[j].spec.Kind // window before full
+		a, b := out[i].spec, out[j].spec
+		if ca, cb := a.cost(s.ConfirmCost), b.cost(s.ConfirmCost); ca != cb {
+			return ca > cb
 		}
-		return out[i].spec.Multiple < out[j].spec.Multiple
+		if a.Kind != b.Kind {
+			return a.Kind > b.Kind // window before full
+		}
+		return a.Multiple < b.Multiple
 	})
 	return out
 }
@@ -376,7 +399,7 @@ func (t *track) plan(s *Search) {
 }
 
 // finishMode ends the search in the current mode: a window's answer goes on to be
-// confirmed on the whole schedule; otherwise the variant is done.
+// confirmed on the schedule from its start; otherwise the variant is done.
 func (t *track) finishMode(outcome string, s *Search) {
 	if t.mode == results.ProbeWindow {
 		t.wOutcome, t.wLo, t.wHi = outcome, t.lo, t.hi
@@ -401,9 +424,9 @@ func (t *track) finishMode(outcome string, s *Search) {
 	case t.wOutcome == "":
 		t.Confirmation = "the whole schedule, probed throughout"
 	case t.wOutcome == outcome && t.wLo == t.lo && t.wHi == t.hi:
-		t.Confirmation = "the whole schedule gives the window's answer"
+		t.Confirmation = "the schedule from its start, judged over the peak window, gives the window's answer"
 	default:
-		t.Confirmation = fmt.Sprintf("the window's answer (%s) did not hold on the whole schedule, which was searched on: %s", rangeText(t.wOutcome, t.wLo, t.wHi), rangeText(outcome, t.lo, t.hi))
+		t.Confirmation = fmt.Sprintf("the window's answer (%s) did not hold on the schedule from its start judged over the peak window, which was searched on: %s", rangeText(t.wOutcome, t.wLo, t.wHi), rangeText(outcome, t.lo, t.hi))
 	}
 }
 
@@ -415,7 +438,7 @@ func (t *track) finishIncomplete() {
 	if t.mode == results.ProbeFull && t.lo == 0 && t.hi == 0 {
 		// Only the window bracketed it: report that, unconfirmed.
 		t.Outcome = results.CapacityUnconfirmed
-		t.Confirmation = "the window gave " + rangeText(t.wOutcome, t.wLo, t.wHi) + "; the whole schedule was not run"
+		t.Confirmation = "the window gave " + rangeText(t.wOutcome, t.wLo, t.wHi) + "; the schedule from its start was not run"
 	}
 }
 

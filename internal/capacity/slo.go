@@ -229,13 +229,13 @@ func ServedView(s *results.Summary, served Served) (*results.Summary, error) {
 				set.Counters.Completed -= skip
 				set.Counters.Errors[metrics.NotSupported] = 0
 				hlog := op.HistogramLog
-				op = results.FromSet(op.Op, op.Kind, set, v.DurationS, s.Scenario.DurationS)
+				op = results.FromSet(op.Op, op.Kind, set, v.DurationS, s.DueS())
 				op.HistogramLog = hlog
 			}
 			nv.Ops = append(nv.Ops, op)
 			total.Merge(set)
 		}
-		nv.Totals = results.FromSet("all", "", total, v.DurationS, s.Scenario.DurationS)
+		nv.Totals = results.FromSet("all", "", total, v.DurationS, s.DueS())
 		out.Variants[i] = nv
 	}
 	return &out, nil

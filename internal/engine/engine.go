@@ -99,6 +99,10 @@ type Config struct {
 	StartAt time.Time
 	// Digest identifies the scenario as run and its designs (results.ScenarioInfo.Digest).
 	Digest string
+	// Measure, when set, restricts the summary's figures to the operations intended in
+	// its window (simulated variants only); the time series and histogram logs keep
+	// every operation.
+	Measure *results.MeasureWindow
 }
 
 // Progress is a snapshot for the progress line.
@@ -138,6 +142,9 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	}
 	rcfg, err := applyShard(&cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMeasure(&cfg); err != nil {
 		return nil, err
 	}
 	sum := newSummary(&cfg)
@@ -227,6 +234,25 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	return sum, errors.Join(runErr, err)
 }
 
+// checkMeasure refuses a measure window a run cannot honour: one outside the schedule,
+// or on a real database (whose operations the engine sends in real time, one variant
+// after another, and whose summary is the whole run's).
+func checkMeasure(cfg *Config) error {
+	m := cfg.Measure
+	if m == nil {
+		return nil
+	}
+	if m.FromS < 0 || m.ToS <= m.FromS || m.ToS > cfg.Schedule.Duration().Seconds()+1e-9 {
+		return fmt.Errorf("measure window [%gs, %gs) is not within the schedule's %s", m.FromS, m.ToS, cfg.Schedule.Duration())
+	}
+	for _, v := range cfg.Variants {
+		if v.Virtual == nil {
+			return fmt.Errorf("variant %s: a measure window needs a simulated backend", v.Name)
+		}
+	}
+	return nil
+}
+
 func interruptReason(ctx context.Context) string {
 	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
 		return c.Error()
@@ -245,7 +271,8 @@ func newSummary(cfg *Config) *results.Summary {
 			DurationS: cfg.Schedule.Duration().Seconds(), ExpectedOps: cfg.Schedule.Expected() * cfg.share(),
 			Arrival: sc.Load.Arrival, MaxInFlight: sc.Load.MaxInFlight,
 		},
-		Shard: cfg.shardInfo(),
+		Measured: cfg.Measure,
+		Shard:    cfg.shardInfo(),
 	}
 	if s.Tool.Host == "" {
 		s.Tool.Host, _ = os.Hostname()

@@ -18,6 +18,9 @@ func runVirtual(ctx context.Context, cfg *Config, vi int, src Source) (results.S
 	vw := cfg.Dir.Variant(v.Name, opNames(cfg.Ops), started, timeline(cfg))
 	defer vw.Close()
 	col := metrics.NewCollector(len(cfg.Ops), cfg.Scenario.Load.LateAfter, cfg.Tick, progressSink(cfg, vi, true, vw.Sink))
+	if m := cfg.Measure; m != nil {
+		col.Measure(m.From(), m.To())
+	}
 
 	interrupted := false
 	n := 0
@@ -47,6 +50,11 @@ func runVirtual(ctx context.Context, cfg *Config, vi int, src Source) (results.S
 		span, due = max(last, col.Now()), min(col.Now(), due)
 	}
 	col.Flush(span, 0)
+	if m := cfg.Measure; m != nil {
+		// The summary's spans are the window's: rates over it, and the measured time
+		// until its last operation ended.
+		span, due = max(col.MeasuredEnd(), m.To())-m.From(), max(0, min(due, m.To())-m.From())
+	}
 	out := variantResult(cfg, vi, col, started, span, due)
 	out.Interrupted = interrupted
 	if r, ok := v.Virtual.(backend.Reporter); ok {

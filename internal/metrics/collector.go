@@ -159,6 +159,11 @@ type Collector struct {
 	tick time.Duration
 	// The pages of every interval histogram: one interval's worth, reused.
 	pages pagePool
+	// A measure window (Measure): only operations intended in [mFrom, mTo) reach the
+	// cumulative totals, through win; mLast is when the last of them ended.
+	mFrom, mTo int64
+	win        []*IntervalSet
+	mLast      int64
 }
 
 // NewCollector collects for nOps operation types. lateAfter marks late samples; sink gets
@@ -185,6 +190,19 @@ func (c *Collector) Add(samples []Sample) {
 	}
 }
 
+// Measure restricts the cumulative totals (Totals) to the operations intended in
+// [from, to): a capacity search judges the whole schedule over the same peak window its
+// shorter probes run, so that a long run's quiet hours do not dilute the peak's
+// percentiles. The intervals (time series, histogram logs) still hold every operation.
+// Call it before the first sample.
+func (c *Collector) Measure(from, to time.Duration) {
+	c.mFrom, c.mTo = int64(from), int64(to)
+	c.win = make([]*IntervalSet, len(c.cur))
+}
+
+// MeasuredEnd is when the last operation of the measure window ended (0: none yet).
+func (c *Collector) MeasuredEnd() time.Duration { return time.Duration(c.mLast) }
+
 func (c *Collector) add(s *Sample) {
 	if s.Flags&FlagForeign != 0 {
 		if s.Flags&FlagUnserved != 0 {
@@ -192,10 +210,21 @@ func (c *Collector) add(s *Sample) {
 		}
 		return
 	}
-	set := c.cur[s.Op]
+	c.record(c.cur, s)
+	if c.win != nil && s.Intended >= c.mFrom && s.Intended < c.mTo {
+		c.record(c.win, s)
+		if s.Flags&(FlagUnserved|FlagDropped) == 0 && s.End > c.mLast {
+			c.mLast = s.End
+		}
+	}
+}
+
+// record counts one sample into sets[s.Op].
+func (c *Collector) record(sets []*IntervalSet, s *Sample) {
+	set := sets[s.Op]
 	if set == nil {
 		set = newIntervalSet(&c.pages)
-		c.cur[s.Op] = set
+		sets[s.Op] = set
 	}
 	switch {
 	case s.Flags&FlagUnserved != 0:
@@ -259,9 +288,21 @@ func (c *Collector) Flush(end time.Duration, inFlight int64) {
 	if c.sink != nil && c.err == nil {
 		c.err = c.sink(&iv)
 	}
-	for i, s := range c.cur {
+	into := c.cur
+	if c.win != nil {
+		into = c.win
+		for _, s := range c.cur {
+			if s != nil {
+				s.reset()
+			}
+		}
+	}
+	for i, s := range into {
 		if s == nil {
 			continue
+		}
+		if c.win != nil {
+			s.settle()
 		}
 		if c.cum[i] == nil {
 			c.cum[i] = newSet()

@@ -144,3 +144,43 @@ func TestUnservedCountedApart(t *testing.T) {
 		t.Errorf("served set: %+v", s.Counters)
 	}
 }
+
+// With a measure window, the totals hold only the operations intended in it (a dropped
+// or unserved one by its intended time too), every interval still holds every operation,
+// and MeasuredEnd is when the window's last completed operation ended.
+func TestCollectorMeasureWindow(t *testing.T) {
+	ms := int64(time.Millisecond)
+	var seen int64
+	c := NewCollector(1, time.Millisecond, time.Second, func(iv *Interval) error {
+		seen += iv.All.Completed + iv.All.Dropped + iv.All.Unserved
+		return nil
+	})
+	c.Measure(time.Second, 2*time.Second)
+	for _, s := range []Sample{
+		{Intended: 500 * ms, Start: 500 * ms, End: 501 * ms},    // before
+		{Intended: 999 * ms, Start: 999 * ms, End: 1500 * ms},   // before, ends inside
+		{Intended: 1000 * ms, Start: 1000 * ms, End: 1002 * ms}, // inside
+		{Intended: 1900 * ms, Start: 1950 * ms, End: 2600 * ms}, // inside, late, ends after
+		{Intended: 1990 * ms, Flags: FlagDropped},               // inside, dropped
+		{Intended: 2000 * ms, Start: 2000 * ms, End: 2001 * ms}, // after
+	} {
+		c.AddVirtual(&s)
+	}
+	c.Flush(3*time.Second, 0)
+	tot := c.Totals()[0]
+	if tot.Completed != 2 || tot.Dropped != 1 || tot.Late != 1 {
+		t.Errorf("window totals %+v, want the 2 completed and 1 dropped intended in [1s, 2s)", tot.Counters)
+	}
+	if got := tot.Response.Max(); got < 699*ms || got > 701*ms {
+		t.Errorf("window's largest response %d, want the late one's 700 ms", got)
+	}
+	if tot.Lag.TotalCount() != 2 || tot.Service.TotalCount() != 2 {
+		t.Errorf("service %d and lag %d samples, want 2 each", tot.Service.TotalCount(), tot.Lag.TotalCount())
+	}
+	if seen != 6 {
+		t.Errorf("the intervals held %d operations, want all 6", seen)
+	}
+	if got := c.MeasuredEnd(); got != 2600*time.Millisecond {
+		t.Errorf("MeasuredEnd %v, want 2.6s", got)
+	}
+}

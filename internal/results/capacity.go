@@ -103,7 +103,8 @@ type CapacityWindow struct {
 	ToS       float64 `json:"to_s"`
 	PeakFromS float64 `json:"peak_from_s"`
 	LeadInS   float64 `json:"lead_in_s"`
-	// ScheduleS is the whole schedule's length, which confirming probes run.
+	// ScheduleS is the whole schedule's length; confirming probes run its first ToS,
+	// judged over FromS..ToS.
 	ScheduleS float64 `json:"schedule_s"`
 }
 

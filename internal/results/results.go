@@ -61,6 +61,32 @@ type Summary struct {
 	Shard *ShardInfo `json:"shard,omitempty"`
 	// Merge says what a merged directory pools (set by merge).
 	Merge *MergeInfo `json:"merge,omitempty"`
+	// Measured, when set, is the window of the schedule the variants' figures cover: only
+	// operations intended in it count (a capacity search's whole-schedule probe, judged
+	// over the peak its window probes run); timeseries.jsonl and the histogram logs hold
+	// every operation.
+	Measured *MeasureWindow `json:"measured,omitempty"`
+}
+
+// MeasureWindow is a stretch of the schedule, in seconds from its start.
+type MeasureWindow struct {
+	FromS float64 `json:"from_s"`
+	ToS   float64 `json:"to_s"`
+}
+
+// From is the window's start as a duration.
+func (m *MeasureWindow) From() time.Duration { return time.Duration(m.FromS * float64(time.Second)) }
+
+// To is the window's end as a duration.
+func (m *MeasureWindow) To() time.Duration { return time.Duration(m.ToS * float64(time.Second)) }
+
+// DueS is the time the summary's operations were due over: the window's, or the
+// schedule's.
+func (s *Summary) DueS() float64 {
+	if s.Measured != nil {
+		return s.Measured.ToS - s.Measured.FromS
+	}
+	return s.Scenario.DurationS
 }
 
 // ShardInfo places a results directory in a distributed run.
