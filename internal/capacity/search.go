@@ -80,8 +80,11 @@ type Search struct {
 	// window is all of it).
 	Whole       bool
 	OnePerProbe bool
-	// ConfirmGrowth is the step of a search from the schedule's start after the window's
-	// answer did not hold there (default 1 + 4 × Precision).
+	// ConfirmGrowth is the first step of a search from the schedule's start after the
+	// window's answer did not hold there (default 1 + Precision): most such disagreements
+	// are the two runs' sampling at the edge, one step away. Each further step in the same
+	// direction squares it (1.05, 1.1025, 1.2155, ...), so a large disagreement is
+	// bracketed in a few probes all the same.
 	ConfirmGrowth float64
 	// Concurrency is how many probes run at once (default 1), VariantBudget how many
 	// variants they may hold together, each counted as its multiple (at least 1), and how
@@ -140,6 +143,7 @@ type track struct {
 	hip    *Probed
 	next   float64
 	hint   float64 // full-schedule confirmation: the window's failing multiple, tried next
+	gallop float64 // full-schedule confirmation: the step of the next probe outside the bracket
 	done   bool
 	// window's answer, kept to say how the schedule from its start confirmed it
 	wOutcome string
@@ -152,7 +156,7 @@ func (s *Search) defaults() error {
 			s.Min, s.Start, s.Max, s.Growth, s.Precision)
 	}
 	if s.ConfirmGrowth <= 1 {
-		s.ConfirmGrowth = 1 + 4*s.Precision
+		s.ConfirmGrowth = 1 + s.Precision
 	}
 	if s.Concurrency < 1 {
 		s.Concurrency = 1
@@ -366,27 +370,23 @@ func (t *track) update(p *Probed, s *Search) {
 }
 
 func (t *track) plan(s *Search) {
-	g := s.Growth
-	if t.mode == results.ProbeFull {
-		g = s.ConfirmGrowth
-	}
 	switch {
 	case t.hi == 0: // nothing failed yet
 		if t.lo >= s.Max {
 			t.finishMode(results.CapacityAboveRange, s)
 			return
 		}
-		next := min(roundMultiple(t.lo*g), s.Max)
 		if t.hint > t.lo {
-			next, t.hint = t.hint, 0
+			t.next, t.hint = t.hint, 0
+			return
 		}
-		t.next = next
+		t.next = min(roundMultiple(t.lo*t.step(s)), s.Max)
 	case t.lo == 0: // nothing passed yet
 		if t.hi <= s.Min {
 			t.finishMode(results.CapacityBelowRange, s)
 			return
 		}
-		t.next = max(roundMultiple(t.hi/g), s.Min)
+		t.next = max(roundMultiple(t.hi/t.step(s)), s.Min)
 	case t.hi <= t.lo*(1+s.Precision)*(1+1e-9):
 		t.finishMode(results.CapacityFound, s)
 	default:
@@ -396,6 +396,20 @@ func (t *track) plan(s *Search) {
 		}
 		t.next = mid
 	}
+}
+
+// step is the factor of the next probe outside the bracket: Growth, or on the schedule
+// from its start ConfirmGrowth, squared at every further step.
+func (t *track) step(s *Search) float64 {
+	if t.mode != results.ProbeFull || t.wOutcome == "" {
+		return s.Growth // bracketing, not confirming a window's answer
+	}
+	if t.gallop == 0 {
+		t.gallop = s.ConfirmGrowth
+	} else {
+		t.gallop *= t.gallop
+	}
+	return t.gallop
 }
 
 // finishMode ends the search in the current mode: a window's answer goes on to be

@@ -396,3 +396,37 @@ func TestRoundStartsCostliestProbesFirst(t *testing.T) {
 		t.Errorf("probe order %v, want %v (cost: variants × multiple, × 5 when confirming)", got, want)
 	}
 }
+
+// A confirmation that disagrees with the window by the two runs' sampling at the edge is
+// settled one step of the precision away; a large disagreement takes steps that double.
+func TestConfirmationGallops(t *testing.T) {
+	names := []string{"edge", "far"}
+	w := map[string]float64{"edge": 2.05, "far": 2.05}
+	full := map[string]float64{"edge": 2.15, "far": 4.5}
+	f := newFake(names, w, full)
+	ans, probes, err := f.search(true).Do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, p := range probes {
+		if p.Kind == results.ProbeFull {
+			for _, v := range p.Variants {
+				count[v]++
+			}
+		}
+	}
+	for _, a := range ans {
+		checkBracket(t, a, full[a.Variant], 0.05)
+	}
+	// edge: the window's ×2 holds, its ×2.1 (hint) holds too, ×2.205 fails: three.
+	if count["edge"] != 3 {
+		t.Errorf("edge: %d confirming probes, want 3 (window's pass, its fail, one step of 5%%)", count["edge"])
+	}
+	// far: ×2 and ×2.1, then steps of 1.05, 1.1025, 1.2155, 1.4775 and 2.183 pass 4.5
+	// (×9.53 fails), then four bisections: eleven, where steps of a fixed 1.05 would take
+	// seventeen before bisecting.
+	if count["far"] > 11 {
+		t.Errorf("far: %d confirming probes for a disagreement of 2.2×", count["far"])
+	}
+}
