@@ -410,6 +410,10 @@ func (e *evidence) saturated() *results.CapacityCause {
 		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s) because partition %s takes %s of the %s of %s%s",
 			who, what, units.Pct(s.PeakUtilisation), units.Seconds(*s.FirstSaturatedS), shortTable(tb.Table)+" "+p.Key, units.Pct(partShare(p, s.Stage, tb)), opWord(s.Stage), shortTable(tb.Table), placeText(p, tb))
 		c.Evidence = append(c.Evidence, partitionEvidence(tb.Table, p))
+	case load != nil && dev < 0.3 && s.Stage != "write" && e.scanText() != "":
+		c.Kind, c.Subject = results.CauseScan, e.scanOps()[0]
+		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s) with the load spread evenly (%.2f× the mean): %s",
+			who, what, units.Pct(s.PeakUtilisation), units.Seconds(*s.FirstSaturatedS), 1+dev, e.scanText())
 	case load != nil && dev < 0.3:
 		c.Kind = results.CauseCluster
 		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s) with the load spread evenly (%.2f× the mean): the cluster as a whole is at capacity, not a hot spot",
@@ -428,6 +432,46 @@ func (e *evidence) saturated() *results.CapacityCause {
 		c.Summary += "; then " + strings.Join(also, ", ")
 	}
 	return c
+}
+
+// scanOps are the served operations that scan a whole table (a query the design has no
+// table or index for), in name order.
+func (e *evidence) scanOps() []string {
+	var out []string
+	for op, steps := range e.info.Ops {
+		for _, st := range steps {
+			if st.Kind == "scan" {
+				out = append(out, op)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// scanText says which full scans keep every node busy and at what rate ("" when the
+// design makes none): a few a second read every partition of a table on every node, so
+// the cluster saturates whatever the rest of the load.
+func (e *evidence) scanText() string {
+	var parts []string
+	for _, op := range e.scanOps() {
+		st := e.v.Op(op)
+		if st == nil || st.Completed == 0 {
+			continue
+		}
+		var tables []string
+		for _, s := range e.info.Ops[op] {
+			if s.Kind == "scan" {
+				tables = append(tables, shortTable(s.Table))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s scans all of %s (%s a second)", op, strings.Join(tables, ", "), units.Count(float64(st.Completed)/max(e.v.DurationS, 1))))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "full scans keep every node busy, not the offered rate: " + strings.Join(parts, "; ") + ", a query the design has no table for"
 }
 
 // stageEvidence is a stage's figures.

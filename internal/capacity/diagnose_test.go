@@ -131,6 +131,40 @@ func TestDiagnoseEvenLoadIsTheCluster(t *testing.T) {
 	}
 }
 
+// Nodes saturated evenly by a design's full scans (a query it has no table for) are the
+// scans, named with their rate, not a cluster at capacity.
+func TestDiagnoseFullScansSaturateEveryNode(t *testing.T) {
+	hot := hotProducts()
+	hot.Variants[0].Tables[0].Top = hot.Variants[0].Tables[0].Top[1:]
+	hot.Variants[0].Nodes[0].Deviation = 0.05
+	list := op("sessions.list_by_user", 30000, 29000, 1000, 10, nil)
+	list.Completed = 120
+	sum := sumOf(op("sessions.read", 900, 880, 300, 5000, nil), list)
+	sum.Variants[0].DurationS = 60
+	s := &step{sum: sum, hot: hot,
+		server: &results.ServerReport{Variants: []results.ServerVariant{{Variant: "v", Nodes: []results.ServerNode{
+			{Node: "dc1-n4", Stages: []results.ServerStage{stage("read", 1, sat(30))}},
+		}}}}}
+	info := catalogInfo
+	info.Ops = map[string][]StepInfo{
+		"sessions.read":         {{Table: "shop.sessions", Kind: "read", Database: "cassandra"}},
+		"sessions.list_by_user": {{Table: "shop.sessions", Kind: "scan", Database: "cassandra"}},
+	}
+	c, err := Diagnose(s.write(t), info, failedP99("sessions.read", "900ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Kind != results.CauseScan || c.Subject != "sessions.list_by_user" ||
+		!strings.Contains(c.Summary, "sessions.list_by_user scans all of sessions (2 a second)") {
+		t.Errorf("cause %+v", c)
+	}
+	// Without the scan, the same figures are the cluster at capacity.
+	info.Ops["sessions.list_by_user"][0].Kind = "read"
+	if c, err := Diagnose(s.write(t), info, failedP99("sessions.read", "900ms")); err != nil || c.Kind != results.CauseCluster {
+		t.Errorf("without a scan: %+v %v", c, err)
+	}
+}
+
 // A MongoDB shard: the member saturated, the chunk of a single ranged shard-key value.
 func TestDiagnoseShardWithAJumboChunk(t *testing.T) {
 	hot := &results.Hotspots{Variants: []results.HotspotsVariant{{Variant: "v", Database: "mongodb",

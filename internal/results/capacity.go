@@ -165,6 +165,7 @@ const (
 	CauseNode          = "node"           // a Cassandra node's stage saturated
 	CauseShard         = "shard"          // a MongoDB shard member saturated
 	CauseCluster       = "cluster"        // servers at capacity with the load spread evenly: not a hot spot
+	CauseScan          = "scan"           // full scans (a query the design has no table for) saturate every node
 	CauseLWT           = "lwt"            // lightweight transactions contending on a partition
 	CauseClient        = "client"         // the harness: its in-flight limit or its CPU
 	CausePartitionSize = "partition_size" // a partition projected past its size limit
