@@ -410,7 +410,7 @@ func (e *evidence) saturated() *results.CapacityCause {
 		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s) because partition %s takes %s of the %s of %s%s",
 			who, what, units.Pct(s.PeakUtilisation), units.Seconds(*s.FirstSaturatedS), shortTable(tb.Table)+" "+p.Key, units.Pct(partShare(p, s.Stage, tb)), opWord(s.Stage), shortTable(tb.Table), placeText(p, tb))
 		c.Evidence = append(c.Evidence, partitionEvidence(tb.Table, p))
-	case load != nil && dev < 0.3 && s.Stage != "write" && e.scanText() != "":
+	case load != nil && dev < 0.3 && s.Stage == "read" && e.scanText() != "":
 		c.Kind, c.Subject = results.CauseScan, e.scanOps()[0]
 		c.Summary = fmt.Sprintf("%s: %s saturated first (utilisation %s from %s) with the load spread evenly (%.2f× the mean): %s",
 			who, what, units.Pct(s.PeakUtilisation), units.Seconds(*s.FirstSaturatedS), 1+dev, e.scanText())
@@ -434,13 +434,15 @@ func (e *evidence) saturated() *results.CapacityCause {
 	return c
 }
 
-// scanOps are the served operations that scan a whole table (a query the design has no
-// table or index for), in name order.
+// scanOps are the served operations that scan a whole Cassandra table (a query the
+// design has no table for), in name order. A MongoDB query without the shard key is
+// answered by each shard from an index or its collection, at a cost the shard's own
+// figures already show.
 func (e *evidence) scanOps() []string {
 	var out []string
 	for op, steps := range e.info.Ops {
 		for _, st := range steps {
-			if st.Kind == "scan" {
+			if fullScan(st) {
 				out = append(out, op)
 				break
 			}
@@ -462,7 +464,7 @@ func (e *evidence) scanText() string {
 		}
 		var tables []string
 		for _, s := range e.info.Ops[op] {
-			if s.Kind == "scan" {
+			if fullScan(s) && !contains(tables, shortTable(s.Table)) {
 				tables = append(tables, shortTable(s.Table))
 			}
 		}
@@ -473,6 +475,8 @@ func (e *evidence) scanText() string {
 	}
 	return "full scans keep every node busy, not the offered rate: " + strings.Join(parts, "; ") + ", a query the design has no table for"
 }
+
+func fullScan(s StepInfo) bool { return s.Kind == "scan" && s.Database == "cassandra" }
 
 // stageEvidence is a stage's figures.
 func stageEvidence(n *results.ServerNode, s *results.ServerStage) results.CapacityEvidence {
