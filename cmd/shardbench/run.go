@@ -379,14 +379,14 @@ func measureWindow(opts *RunOptions, in *runInput) (*results.MeasureWindow, erro
 	if opts.MeasureFrom == 0 && opts.MeasureTo == 0 {
 		return nil, nil
 	}
-	d := in.Schedule.Duration()
-	switch {
-	case opts.Backend != "sim":
+	if opts.Backend != "sim" {
 		return nil, usageErrorf("--measure-from/--measure-to need the simulator (a real run's summary is the whole run)")
-	case opts.MeasureFrom < 0 || opts.MeasureTo <= opts.MeasureFrom || opts.MeasureTo > d:
-		return nil, usageErrorf("--measure-from %s --measure-to %s: need 0 ≤ from < to ≤ the schedule's %s", opts.MeasureFrom, opts.MeasureTo, d)
 	}
-	return &results.MeasureWindow{FromS: opts.MeasureFrom.Seconds(), ToS: opts.MeasureTo.Seconds()}, nil
+	m := &results.MeasureWindow{FromS: opts.MeasureFrom.Seconds(), ToS: opts.MeasureTo.Seconds()}
+	if err := m.Within(in.Schedule.Duration()); err != nil {
+		return nil, usageErrorf("--measure-from/--measure-to: %v", err)
+	}
+	return m, nil
 }
 
 // driveRun is the run path `run` and `capacity` share: it opens a backend for each of the

@@ -154,8 +154,8 @@ func specs(ps []ProbeSpec) []string {
 	return out
 }
 
-// When the whole schedule disagrees with the window, the search goes on with the whole
-// schedule until it brackets the answer there.
+// When the schedule from its start disagrees with the window, the search goes on there
+// until it brackets the answer.
 func TestSearchConfirmsOnTheWholeSchedule(t *testing.T) {
 	names := []string{"optimistic", "pessimistic"}
 	w := map[string]float64{"optimistic": 5, "pessimistic": 2}
@@ -398,7 +398,8 @@ func TestRoundStartsCostliestProbesFirst(t *testing.T) {
 }
 
 // A confirmation that disagrees with the window by the two runs' sampling at the edge is
-// settled one step of the precision away; a large disagreement takes steps that double.
+// settled one step of the precision away; a large disagreement takes steps each the
+// square of the last.
 func TestConfirmationGallops(t *testing.T) {
 	names := []string{"edge", "far"}
 	w := map[string]float64{"edge": 2.05, "far": 2.05}

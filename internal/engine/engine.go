@@ -242,8 +242,8 @@ func checkMeasure(cfg *Config) error {
 	if m == nil {
 		return nil
 	}
-	if m.FromS < 0 || m.ToS <= m.FromS || m.ToS > cfg.Schedule.Duration().Seconds()+1e-9 {
-		return fmt.Errorf("measure window [%gs, %gs) is not within the schedule's %s", m.FromS, m.ToS, cfg.Schedule.Duration())
+	if err := m.Within(cfg.Schedule.Duration()); err != nil {
+		return err
 	}
 	for _, v := range cfg.Variants {
 		if v.Virtual == nil {

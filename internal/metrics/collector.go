@@ -302,7 +302,7 @@ func (c *Collector) Flush(end time.Duration, inFlight int64) {
 			continue
 		}
 		if c.win != nil {
-			s.settle()
+			s.settle() // the current sets were settled for the sink above; the window's were not
 		}
 		if c.cum[i] == nil {
 			c.cum[i] = newSet()

@@ -12,7 +12,10 @@
 package results
 
 import (
+	"fmt"
 	"time"
+
+	"github.com/shardbench/shardbench/internal/units"
 )
 
 // Schema identifies the summary format; Version changes when a reader would misread it.
@@ -79,6 +82,14 @@ func (m *MeasureWindow) From() time.Duration { return time.Duration(m.FromS * fl
 
 // To is the window's end as a duration.
 func (m *MeasureWindow) To() time.Duration { return time.Duration(m.ToS * float64(time.Second)) }
+
+// Within says whether the window lies in a schedule of length d: 0 ≤ from < to ≤ d.
+func (m *MeasureWindow) Within(d time.Duration) error {
+	if m.FromS < 0 || m.ToS <= m.FromS || m.ToS > d.Seconds()+1e-9 {
+		return fmt.Errorf("measure window %s–%s is not within the schedule's %s (need 0 ≤ from < to ≤ %s)", units.Seconds(m.FromS), units.Seconds(m.ToS), units.Seconds(d.Seconds()), units.Seconds(d.Seconds()))
+	}
+	return nil
+}
 
 // DueS is the time the summary's operations were due over: the window's, or the
 // schedule's.
