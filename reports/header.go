@@ -88,12 +88,10 @@ func (r *renderer) banners(pg *page) {
 			}
 			pg.Banners = append(pg.Banners, banner{"info", prefix + "Simulated.", text})
 		}
-		if m := run.Sum.Measured; m != nil {
+		if t := measuredText(run.Sum); t != "" {
 			pg.Banners = append(pg.Banners, banner{"info", prefix + "Measured window.",
-				fmt.Sprintf("The tables cover the operations intended from %s to %s of the %s schedule "+
-					"(a capacity search judges its runs from the schedule's start over the peak its window probes run); "+
-					"the time series charts show every operation.",
-					units.Seconds(m.FromS), units.Seconds(m.ToS), units.Seconds(run.Sum.Scenario.DurationS))})
+				"The tables " + t + " (run --measure-from/--measure-to, as a capacity search judges its " +
+					"runs from the schedule's start over the peak); the time series charts show every operation."})
 		}
 		switch run.status() {
 		case "interrupted":
@@ -115,6 +113,17 @@ func (r *renderer) banners(pg *page) {
 	for _, w := range r.warnings {
 		pg.Banners = append(pg.Banners, banner{"warn", "Could not read:", w})
 	}
+}
+
+// measuredText says which stretch of the schedule a summary's figures cover, "cover the
+// operations intended from 6m00s to 7m30s of the 10m00s schedule" ("" for the whole run).
+func measuredText(s *results.Summary) string {
+	m := s.Measured
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("cover the operations intended from %s to %s of the %s schedule",
+		units.Seconds(m.FromS), units.Seconds(m.ToS), units.Seconds(s.Scenario.DurationS))
 }
 
 // coverage says how much of the schedule the variants ran: ": 42s of 10m00s".

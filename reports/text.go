@@ -37,6 +37,9 @@ func WriteText(w io.Writer, sum *results.Summary, hot *results.Hotspots) error {
 			width = max(width, len([]rune(names[i])))
 		}
 		pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
+		if t := measuredText(sum); t != "" {
+			fmt.Fprintf(w, "figures %s (--measure-from/--measure-to); the time series keep every operation\n", t)
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, pad("variant")+"\tserves\tachieved/s\ttarget/s\tp50\tp99\tp99.9\tmax\terrors\tlate\tdropped\t")
 		for i, v := range sum.Variants {
