@@ -221,6 +221,82 @@ func TestLWTContentionSerialisesOnePartition(t *testing.T) {
 	}
 }
 
+const serialScenario = `
+name: lwt-serial
+seed: 11
+load:
+  arrival: poisson
+  max_in_flight: 8192
+  phases:
+    - {name: steady, type: constant, rate: 100, duration: 10s}
+population:
+  users: 100000
+  products: 100000
+  categories: {electronics: 100}
+mix:
+  catalog.stock_decrement: 1
+designs:
+  - design: DESIGNS/seed002.yaml
+    sweep:
+      products.partition_key: [[category]]
+      stock.serial_consistency: [SERIAL, LOCAL_SERIAL]
+backends:
+  sim:
+    inter_dc_network: 10ms
+    cluster:
+      clients: {DC1: 100}
+`
+
+// SERIAL's Paxos quorum is a quorum of every data center's replicas, LOCAL_SERIAL's of
+// the local data center's only (DataStax, "Serial consistency levels": SERIAL "achieves
+// linearizable consistency ... across all datacenters", LOCAL_SERIAL "confined to the
+// datacenter"). Under NetworkTopologyStrategy DC1: 3, DC2: 3 a SERIAL round needs 4 of 6
+// replicas, so prepare, read and propose each wait for DC2 (the commit waits for the
+// statement's LOCAL_QUORUM): an LWT takes at least three inter-DC round trips, 30 ms at
+// 10 ms, and one partition serialises at most about 30 a second. 100 stock decrements/s
+// on one partition then contend and time out at SERIAL, and hardly wait at LOCAL_SERIAL,
+// whose rounds take about 1.6 ms.
+func TestSerialPaxosCrossesDataCenters(t *testing.T) {
+	sc := writeScenario(t, serialScenario)
+	for _, c := range []struct {
+		level  string
+		remote bool
+	}{{"SERIAL", true}, {"LOCAL_SERIAL", false}} {
+		s, samples := simulate(t, sc, "seed002[products.partition_key=[category],stock.serial_consistency="+c.level+"]", 1<<30)
+		var ok []int64
+		for _, smp := range samples {
+			if metrics.Class(smp.Class) == metrics.OK {
+				ok = append(ok, smp.End-smp.Start)
+			}
+		}
+		st := s.paxos
+		if len(ok) == 0 {
+			t.Fatalf("%s: no LWT applied (%+v)", c.level, st)
+		}
+		slices.Sort(ok)
+		fastest, p50 := time.Duration(ok[0]), time.Duration(ok[len(ok)/2])
+		t.Logf("%s: %d LWTs, %d contended, %d timed out; applied: fastest %s, p50 %s", c.level, st.lwts, st.contended, st.timeouts, fastest, p50)
+		if st.lwts < 800 {
+			t.Fatalf("%s: %d LWTs", c.level, st.lwts)
+		}
+		if c.remote {
+			if fastest < 30*time.Millisecond || fastest > 40*time.Millisecond {
+				t.Errorf("SERIAL: the fastest LWT took %s; three rounds across 10 ms take 30 ms", fastest)
+			}
+			if st.timeouts < st.lwts/4 || st.contended < st.lwts/2 {
+				t.Errorf("SERIAL, 100 LWTs/s on one partition: %d contended and %d timed out of %d", st.contended, st.timeouts, st.lwts)
+			}
+			continue
+		}
+		if p50 > 3*time.Millisecond {
+			t.Errorf("LOCAL_SERIAL: p50 %s, four local rounds take about 1.6 ms", p50)
+		}
+		if st.timeouts != 0 || st.contended > st.lwts/2 {
+			t.Errorf("LOCAL_SERIAL, 100 LWTs/s on one partition: %d contended and %d timed out of %d", st.contended, st.timeouts, st.lwts)
+		}
+	}
+}
+
 const dcScenario = `
 name: data-centers
 seed: 9
