@@ -10,6 +10,24 @@ type Source interface {
 	Next(op *Op) bool
 }
 
+// Pull reads src one operation at a time through a pointer valid until the next call (nil
+// at the end of the stream), the form a simulator consumes: a SharedReader's operations
+// in place (Peek), any other source's copied into one buffer. A shared stream's readers
+// would otherwise each copy every operation out of the block they share, so the caller
+// must not modify the operation.
+func Pull(src Source) func() *Op {
+	if r, ok := src.(interface{ Peek() *Op }); ok {
+		return r.Peek
+	}
+	var op Op
+	return func() *Op {
+		if src.Next(&op) {
+			return &op
+		}
+		return nil
+	}
+}
+
 // Share generates a stream once for n readers that each see every operation, in order,
 // as a stream of their own would give them. Every design variant of a scenario runs the
 // same stream, and generating it costs about as much as placing its keys, so the

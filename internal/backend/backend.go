@@ -45,16 +45,20 @@ func (f Func) Execute(ctx context.Context, op *workloads.Op) Outcome { return f(
 func (Func) Close() error { return nil }
 
 // Virtual is implemented by backends that simulate in virtual time. Simulate pulls every
-// operation from next (in intended-time order) and reports each one's timing to record,
-// grain by grain: every operation completing (dropped or unserved: intended) within one
-// VirtualGrain of virtual time before any completing in a later one, in any order within
-// a grain. Intervals of results are whole multiples of the grain, so they come out
+// operation from next (in intended-time order; nil at the end of the stream) and reports
+// each one's timing to record, grain by grain: every operation completing (dropped or
+// unserved: intended) within one VirtualGrain of virtual time before any completing in a
+// later one, in any order within a grain. Intervals of results are whole multiples of the grain, so they come out
 // exactly as if reported in completion order, and a simulator spares itself the sorting.
 //
 // An operation the variant does not serve (Unserved) is reported at its intended time
 // with metrics.FlagUnserved and nothing else: never simulated, it takes no client slot.
+//
+// The operation next gives is read in place, shared with the other variants reading the
+// same stream (workloads.Pull): Simulate must not modify it, nor keep its pointer past
+// the next call (copy what it needs for later).
 type Virtual interface {
-	Simulate(ctx context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error
+	Simulate(ctx context.Context, next func() *workloads.Op, record func(*metrics.Sample)) error
 	Close() error
 }
 

@@ -257,10 +257,9 @@ type fakeSim struct {
 	hash      uint64
 }
 
-func (f *fakeSim) Simulate(_ context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error {
+func (f *fakeSim) Simulate(_ context.Context, next func() *workloads.Op, record func(*metrics.Sample)) error {
 	h := fnv.New64a()
-	var op workloads.Op
-	for next(&op) {
+	for op := next(); op != nil; op = next() {
 		f.n++
 		fmt.Fprintf(h, "%d/%d/%d/%d;", op.Seq, op.Type, op.Intended, op.User)
 		t := int64(op.Intended)
@@ -295,7 +294,7 @@ func TestSimulatedVariantsShareOneStream(t *testing.T) {
 	// What one variant's own stream would be.
 	own := &fakeSim{}
 	src, _ := newSource()
-	if err := own.Simulate(context.Background(), src.Next, func(*metrics.Sample) {}); err != nil {
+	if err := own.Simulate(context.Background(), workloads.Pull(src), func(*metrics.Sample) {}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -361,20 +360,21 @@ func (f *sharingSim) Share(_ context.Context, members []backend.Virtual, newSour
 	}
 }
 
-func (f *sharingSim) Simulate(ctx context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error {
+func (f *sharingSim) Simulate(ctx context.Context, next func() *workloads.Op, record func(*metrics.Sample)) error {
 	if f.group == nil { // Share was not called: the test says so
 		return f.fakeSim.Simulate(ctx, next, record)
 	}
-	return f.fakeSim.Simulate(ctx, func(op *workloads.Op) bool {
-		if !next(op) {
-			return false
+	return f.fakeSim.Simulate(ctx, func() *workloads.Op {
+		op := next()
+		if op == nil {
+			return nil
 		}
 		f.group.mu.Lock()
 		defer f.group.mu.Unlock()
 		if op.Seq >= f.group.handled && f.group.bad == "" {
 			f.group.bad = fmt.Sprintf("operation %d read before its block was handed over", op.Seq)
 		}
-		return true
+		return op
 	}, record)
 }
 

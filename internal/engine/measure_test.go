@@ -17,9 +17,8 @@ import (
 // 100 ms: a short peak in a long run.
 type slowSpellSim struct{ from, to time.Duration }
 
-func (f *slowSpellSim) Simulate(_ context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error {
-	var op workloads.Op
-	for next(&op) {
+func (f *slowSpellSim) Simulate(_ context.Context, next func() *workloads.Op, record func(*metrics.Sample)) error {
+	for op := next(); op != nil; op = next() {
 		t, d := int64(op.Intended), int64(time.Millisecond)
 		if op.Intended >= f.from && op.Intended < f.to {
 			d = int64(100 * time.Millisecond)

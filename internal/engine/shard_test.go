@@ -158,7 +158,7 @@ func TestShardNeedsAShardedSimulator(t *testing.T) {
 
 type plainVirtual struct{}
 
-func (plainVirtual) Simulate(context.Context, func(*workloads.Op) bool, func(*metrics.Sample)) error {
+func (plainVirtual) Simulate(context.Context, func() *workloads.Op, func(*metrics.Sample)) error {
 	return nil
 }
 func (plainVirtual) Close() error { return nil }

@@ -24,18 +24,19 @@ func runVirtual(ctx context.Context, cfg *Config, vi int, src Source) (results.S
 
 	interrupted := false
 	n := 0
-	next := func(op *workloads.Op) bool {
+	pull := workloads.Pull(src) // in place: the simulator neither modifies nor keeps it
+	next := func() *workloads.Op {
 		// Checking the context every operation would cost more than the simulation step.
 		if n++; n&4095 == 0 && ctx.Err() != nil {
 			interrupted = true
-			return false
+			return nil
 		}
-		if src.Next(op) {
-			return true
+		if op := pull(); op != nil {
+			return op
 		}
 		// The shared stream also ends early when the run is interrupted.
 		interrupted = ctx.Err() != nil
-		return false
+		return nil
 	}
 	var last time.Duration
 	record := func(s *metrics.Sample) {

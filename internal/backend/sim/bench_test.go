@@ -20,13 +20,12 @@ func BenchmarkSimulate(b *testing.B) {
 				b.Fatal(err)
 			}
 			i := 0
-			next := func(op *workloads.Op) bool {
+			next := func() *workloads.Op {
 				if i >= len(ops) {
-					return false
+					return nil
 				}
-				*op = ops[i]
 				i++
-				return true
+				return &ops[i-1]
 			}
 			n := 0
 			b.ReportAllocs()

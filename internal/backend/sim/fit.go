@@ -446,14 +446,14 @@ func (f *fitter) simulate(ctx context.Context, withP99 bool) (map[key]*simStat, 
 			stats[i] = st
 			out[key{v.Name, n}] = st
 		}
-		stream := f.in.Prepared.Model.NewStream(sched)
+		pull := workloads.Pull(f.in.Prepared.Model.NewStream(sched))
 		var count int64
-		next := func(op *workloads.Op) bool {
+		next := func() *workloads.Op {
 			count++
 			if f.in.Limit > 0 && count > f.in.Limit || count&0xffff == 0 && ctx.Err() != nil {
-				return false
+				return nil
 			}
-			return stream.Next(op)
+			return pull()
 		}
 		record := func(smp *metrics.Sample) {
 			if metrics.Class(smp.Class) != metrics.OK {

@@ -183,9 +183,11 @@ func botDayLatencies(t *testing.T, sc *scenario.Scenario, variant string) (bot, 
 		}
 	}
 	class := map[int64]int{} // by intended time: 0 bot, 1 normal, 2 most active
-	next := func(op *workloads.Op) bool {
-		if !st.Next(op) {
-			return false
+	pull := workloads.Pull(st)
+	next := func() *workloads.Op {
+		op := pull()
+		if op == nil {
+			return nil
 		}
 		if int(op.Type) == byDay {
 			switch {
@@ -197,7 +199,7 @@ func botDayLatencies(t *testing.T, sc *scenario.Scenario, variant string) (bot, 
 				class[int64(op.Intended)] = 2
 			}
 		}
-		return true
+		return op
 	}
 	type lat struct {
 		at int64

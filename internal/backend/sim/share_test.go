@@ -74,7 +74,7 @@ func simulateGroup(t *testing.T, sc *scenario.Scenario, variants []string, n int
 		go func() {
 			defer wg.Done()
 			defer readers[k].Close()
-			errs[k] = s.Simulate(context.Background(), readers[k].Next, func(smp *metrics.Sample) { out[k] = append(out[k], *smp) })
+			errs[k] = s.Simulate(context.Background(), workloads.Pull(readers[k]), func(smp *metrics.Sample) { out[k] = append(out[k], *smp) })
 		}()
 	}
 	wg.Wait()

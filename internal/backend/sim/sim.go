@@ -183,19 +183,19 @@ func (s *Simulator) Close() error { return nil }
 func (s *Simulator) RecordOnly(own func(*workloads.Op) bool) { s.own = own }
 
 // Simulate consumes the stream and reports every operation in completion order.
-func (s *Simulator) Simulate(ctx context.Context, next func(*workloads.Op) bool, record func(*metrics.Sample)) error {
+func (s *Simulator) Simulate(ctx context.Context, next func() *workloads.Op, record func(*metrics.Sample)) error {
 	if s.group != nil {
 		defer s.group.done(s.member)
 	}
-	var op workloads.Op
 	if s.placer == nil && s.prepErr == nil {
 		s.prepare() // Share laid it out already for a group's members
 	}
 	if s.prepErr != nil {
 		return s.prepErr
 	}
-	for next(&op) {
-		s.step(&op, record)
+	// step neither modifies op nor keeps it: the operation is the shared stream's own.
+	for op := next(); op != nil; op = next() {
+		s.step(op, record)
 	}
 	// Drain: time runs on until the last operation completes (and its tick is sampled).
 	end := max(s.nextTick, s.pending.latest)

@@ -27,14 +27,14 @@ func simulate(t *testing.T, sc *scenario.Scenario, variant string, n int) (*Simu
 	if err != nil {
 		t.Fatal(err)
 	}
+	orig := slices.Clone(ops)
 	i := 0
-	next := func(op *workloads.Op) bool {
+	next := func() *workloads.Op {
 		if i >= len(ops) {
-			return false
+			return nil
 		}
-		*op = ops[i]
 		i++
-		return true
+		return &ops[i-1]
 	}
 	var out []metrics.Sample
 	last := int64(-1)
@@ -55,6 +55,13 @@ func simulate(t *testing.T, sc *scenario.Scenario, variant string, n int) (*Simu
 	}
 	if len(out) != len(ops) {
 		t.Fatalf("%d samples for %d operations", len(out), len(ops))
+	}
+	// The backend.Virtual contract: the operations are read in place, shared with other
+	// variants, and left as they were.
+	for i := range ops {
+		if ops[i] != orig[i] {
+			t.Fatalf("the simulator modified operation %d: %+v, was %+v", i, ops[i], orig[i])
+		}
 	}
 	return s, out
 }
