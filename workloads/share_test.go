@@ -118,3 +118,44 @@ func TestShareEachBlockBeforeReaders(t *testing.T) {
 		t.Errorf("each handled %d operations, want %d", handled, end)
 	}
 }
+
+// BenchmarkShare reads one stream with 14 readers (black-friday.yaml's variants), each
+// through Pull (in place) or Next (a copy of every operation): nanoseconds per operation
+// and reader.
+func BenchmarkShare(b *testing.B) {
+	const readers = 14
+	for _, mode := range []string{"pull", "next"} {
+		b.Run(mode, func(b *testing.B) {
+			rs := Share(context.Background(), &countSource{end: uint64(b.N)}, readers, nil)
+			var wg sync.WaitGroup
+			sums := make([]uint64, readers)
+			b.ResetTimer()
+			for i, r := range rs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer r.Close()
+					var sum uint64
+					if mode == "pull" {
+						next := Pull(r)
+						for op := next(); op != nil; op = next() {
+							sum += op.Seq
+						}
+					} else {
+						var op Op
+						for r.Next(&op) {
+							sum += op.Seq
+						}
+					}
+					sums[i] = sum
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			if want := uint64(b.N) * uint64(b.N-1) / 2; sums[0] != want {
+				b.Fatalf("sum %d, want %d", sums[0], want)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/readers, "ns/op/reader")
+		})
+	}
+}
