@@ -112,3 +112,32 @@ func BenchmarkPlanAll(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAccesses maps every operation of the full mix to its accesses, as the simulator
+// does for every operation of every variant: operations per second through one design.
+func BenchmarkAccesses(b *testing.B) {
+	for _, file := range []string{"seed000.yaml", "seed001-mongo.yaml", "seed002.yaml", "seed003.yaml", "seed004.yaml"} {
+		b.Run(file, func(b *testing.B) {
+			m := model(b, allOpsScenario(b, 1))
+			p, err := design.Compile(mustLoad(b, filepath.Join(designsDir, file)), m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := stream(m)
+			ops := make([]workloads.Op, 8192)
+			for i := range ops {
+				s.Next(&ops[i])
+			}
+			acc := make([]design.Access, 0, 64)
+			n := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				acc = p.Accesses(&ops[i&8191], acc[:0])
+				n += len(acc)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+			b.ReportMetric(float64(n)/float64(b.N), "accesses/op")
+		})
+	}
+}

@@ -13,12 +13,13 @@ import (
 // operation. A step compiled without a model (validation, inspection) has only when,
 // view, parts and size.
 type stepFuncs struct {
-	// when, if set, says whether the step applies to an operation (the step's when:).
-	when opCondition
+	// when says whether the step applies to an operation (the step's when:).
+	when condition
 	// view, if set, derives the view of the operation that every function below acts on
 	// (the step's view:). Compiled.Accesses and the Access methods apply it, once per call.
 	view opView
-	// parts is the step's fan-out for an operation; size its rows and bytes.
+	// parts is the step's fan-out for an operation (nil: one partition); size its rows
+	// and bytes.
 	parts partsFunc
 	size  sizeFunc
 	// appendKey serialises the partition (shard) key; keyValues (MongoDB steps) does the
@@ -32,8 +33,32 @@ type stepFuncs struct {
 	command commandFunc
 }
 
-// opCondition reports whether a step applies to an operation.
-type opCondition func(op *workloads.Op) bool
+// condition is a step's when: which operations it applies to. A value rather than a
+// function: Compiled.Accesses tests it for every step of every operation.
+type condition uint8
+
+const (
+	always condition = iota
+	ifUser
+	ifGuest
+	ifCategory
+	ifGlobal
+)
+
+// holds reports whether the condition applies to op.
+func (c condition) holds(op *workloads.Op) bool {
+	switch c {
+	case ifUser:
+		return op.User >= 0
+	case ifGuest:
+		return op.User < 0
+	case ifCategory:
+		return op.Category != workloads.NoCategory
+	case ifGlobal:
+		return op.Category == workloads.NoCategory
+	}
+	return true
+}
 
 // opView derives another view of an operation (a copy) for steps that act on it.
 type opView func(op *workloads.Op) workloads.Op
@@ -233,13 +258,13 @@ func (d *Design) compileStep(ctx *opCtx, spec *StepSpec, index int, m *workloads
 	switch spec.When {
 	case "":
 	case "user":
-		s.c.when = func(op *workloads.Op) bool { return op.User >= 0 }
+		s.c.when = ifUser
 	case "guest":
-		s.c.when = func(op *workloads.Op) bool { return op.User < 0 }
+		s.c.when = ifGuest
 	case "category":
-		s.c.when = func(op *workloads.Op) bool { return op.Category != workloads.NoCategory }
+		s.c.when = ifCategory
 	case "global":
-		s.c.when = func(op *workloads.Op) bool { return op.Category == workloads.NoCategory }
+		s.c.when = ifGlobal
 	default:
 		errs.AddAt(spec.Loc, "when", "must be user, guest, category or global, got %q", spec.When)
 	}

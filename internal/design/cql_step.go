@@ -329,21 +329,20 @@ func (b *cqlBuilder) keyFuncs() {
 // operation's period (at most 10,000 of them).
 func (b *cqlBuilder) partsFunc() {
 	c := b.step.c
-	c.parts = func(*workloads.Op) int32 { return 1 }
 	if !b.fansOut() {
-		return
+		return // one partition
 	}
 	hashParts := b.hashParts
-	var lo valueFn
+	var lo workloads.Getter
 	var tb *timeBucket
 	if b.timeFan != nil && b.model != nil {
-		lo = fieldValue(b.timeFan.col.field, b.model)
+		lo = b.timeFan.col.field.Get(b.model)
 		tb = b.timeFan.col.tb
 	}
 	c.parts = func(op *workloads.Op) int32 {
 		n := hashParts
 		if lo != nil {
-			v := lo(op, 0, nil)
+			v := lo(op, nil)
 			from := bucketIndex(tb.unit, valueMillis(&v)+tb.offMs)
 			to := from
 			if op.Until != 0 {

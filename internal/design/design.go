@@ -238,8 +238,31 @@ type Compiled struct {
 	Design *Design
 	Model  *workloads.Model
 	byType [][]*Step
-	reason []string // not served: why
-	steps  int      // Step.ID bound
+	plans  [][]stepPlan // byType's steps as Accesses reads them
+	reason []string     // not served: why
+	steps  int          // Step.ID bound
+}
+
+// stepPlan is what Accesses needs of a step, copied out of its stepFuncs: the steps of an
+// operation type lie in one array, which Accesses reads for every operation of every
+// variant, instead of at the end of two pointers each.
+type stepPlan struct {
+	step  *Step
+	when  condition
+	view  opView
+	parts partsFunc
+	size  sizeFunc
+}
+
+// plan lays out byType's steps for Accesses.
+func (p *Compiled) plan() {
+	p.plans = make([][]stepPlan, len(p.byType))
+	for i, opSteps := range p.byType {
+		for _, s := range opSteps {
+			c := s.c
+			p.plans[i] = append(p.plans[i], stepPlan{step: s, when: c.when, view: c.view, parts: c.parts, size: c.size})
+		}
+	}
 }
 
 // Compile binds a design to a model's operation table. Every operation of the table must
@@ -267,6 +290,7 @@ func Compile(d *Design, m *workloads.Model) (*Compiled, error) {
 			p.steps++
 		}
 	}
+	p.plan()
 	return p, nil
 }
 
@@ -276,16 +300,24 @@ func (p *Compiled) NumSteps() int { return p.steps }
 // Accesses appends the physical requests op causes to dst. It never allocates once dst
 // has capacity.
 func (p *Compiled) Accesses(op *workloads.Op, dst []Access) []Access {
-	for _, s := range p.byType[op.Type] {
-		c := s.c
-		if c.when != nil && !c.when(op) {
+	plans := p.plans[op.Type]
+	for i := range plans {
+		sp := &plans[i]
+		if !sp.when.holds(op) {
 			continue
 		}
-		sop := c.viewed(op)
-		parts := c.parts(sop)
-		rows, bytes := c.size(sop, parts)
-		for i := int32(0); i < parts; i++ {
-			dst = append(dst, Access{Step: s, Part: i, Parts: parts, Rows: rows, Bytes: bytes})
+		sop := op
+		if sp.view != nil {
+			v := sp.view(op)
+			sop = &v
+		}
+		parts := int32(1)
+		if sp.parts != nil {
+			parts = sp.parts(sop)
+		}
+		rows, bytes := sp.size(sop, parts)
+		for k := int32(0); k < parts; k++ {
+			dst = append(dst, Access{Step: sp.step, Part: k, Parts: parts, Rows: rows, Bytes: bytes})
 		}
 	}
 	return dst
@@ -312,6 +344,7 @@ func (p *Compiled) filter(drop func(*Step) bool) *Compiled {
 			q.byType[i] = slices.DeleteFunc(slices.Clone(opSteps), drop)
 		}
 	}
+	q.plan()
 	return &q
 }
 
