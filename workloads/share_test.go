@@ -159,3 +159,36 @@ func BenchmarkShare(b *testing.B) {
 		})
 	}
 }
+
+// Pull gives every operation of a source in order; a shared stream's readers get the
+// very same operation (in place in the block they share), not copies of their own.
+func TestPullReadsSharedOperationsInPlace(t *testing.T) {
+	next := Pull(&countSource{end: 3*shareBlock + 5})
+	n := uint64(0)
+	for op := next(); op != nil; op = next() {
+		if op.Seq != n {
+			t.Fatalf("operation %d, want %d", op.Seq, n)
+		}
+		n++
+	}
+	if n != 3*shareBlock+5 {
+		t.Fatalf("%d operations, want %d", n, 3*shareBlock+5)
+	}
+
+	rs := Share(context.Background(), &countSource{end: 2*shareBlock + 5}, 2, nil)
+	defer rs[0].Close()
+	defer rs[1].Close()
+	a, b := Pull(rs[0]), Pull(rs[1])
+	for i := 0; ; i++ {
+		pa, pb := a(), b()
+		if pa == nil || pb == nil {
+			if pa != pb || i != 2*shareBlock+5 {
+				t.Fatalf("the readers ended apart or early, at operation %d", i)
+			}
+			break
+		}
+		if pa != pb || pa.Seq != uint64(i) {
+			t.Fatalf("operation %d: the readers got %p (%d) and %p (%d), want one shared operation", i, pa, pa.Seq, pb, pb.Seq)
+		}
+	}
+}
