@@ -164,6 +164,11 @@ type Collector struct {
 	mFrom, mTo int64
 	win        []*IntervalSet
 	mLast      int64
+	// closed counts the intervals closed: the number of the current one.
+	closed int64
+	// The open intervals after the current one, for samples recorded ahead of the clock
+	// (AddVirtual); nil until the first.
+	ahead *ahead
 }
 
 // NewCollector collects for nOps operation types. lateAfter marks late samples; sink gets
@@ -211,6 +216,11 @@ func (c *Collector) add(s *Sample) {
 		return
 	}
 	c.record(c.cur, s)
+	c.addWindow(s)
+}
+
+// addWindow records s into the measure window's sets if it was intended in the window.
+func (c *Collector) addWindow(s *Sample) {
 	if c.win != nil && s.Intended >= c.mFrom && s.Intended < c.mTo {
 		c.record(c.win, s)
 		if s.Flags&(FlagUnserved|FlagDropped) == 0 && s.End > c.mLast {
@@ -219,35 +229,22 @@ func (c *Collector) add(s *Sample) {
 	}
 }
 
-// record counts one sample into sets[s.Op].
-func (c *Collector) record(sets []*IntervalSet, s *Sample) {
-	set := sets[s.Op]
+// setOf is sets[op], made on first use.
+func (c *Collector) setOf(sets []*IntervalSet, op uint16) *IntervalSet {
+	set := sets[op]
 	if set == nil {
 		set = newIntervalSet(&c.pages)
-		sets[s.Op] = set
+		sets[op] = set
 	}
-	switch {
-	case s.Flags&FlagUnserved != 0:
-		set.Unserved++
-		return
-	case s.Flags&FlagDropped != 0:
-		set.Dropped++
-		return
-	case s.Flags&FlagAbandoned != 0:
-		set.Abandoned++
-		return
-	}
-	set.Completed++
-	if s.Class == uint8(OK) {
-		set.OK++
-	} else if int(s.Class) < NumClasses {
-		set.Errors[s.Class]++
-	} else {
-		set.Errors[Server]++
-	}
+	return set
+}
+
+// record counts one sample into sets[s.Op].
+func (c *Collector) record(sets []*IntervalSet, s *Sample) {
+	set := c.setOf(sets, s.Op)
 	lag := s.Lag()
-	if s.Flags&FlagLate != 0 || lag > c.lateAfter {
-		set.Late++
+	if !set.count(s.Flags, s.Class, s.Flags&FlagLate != 0 || lag > c.lateAfter) {
+		return
 	}
 	// A failed operation still took the time it took: leaving errors out of the latency
 	// histograms would flatter a system that times out.
@@ -260,24 +257,44 @@ func (c *Collector) record(sets []*IntervalSet, s *Sample) {
 	set.Lag.record(Clamp(lag))
 }
 
-// AddVirtual records one sample of a virtual-time run, closing every interval that ends
-// at or before the sample's time first. Samples must come in nondecreasing time order
-// (completion time, or intended time for dropped and unserved operations), as a discrete-event
-// simulation produces them.
-func (c *Collector) AddVirtual(s *Sample) {
-	at := time.Duration(s.End)
-	if s.Flags&(FlagDropped|FlagUnserved) != 0 {
-		at = time.Duration(s.Intended)
+// count counts a sample with these flags and class (late: it started late) and
+// reports whether it completed, and so has times to record.
+func (s *IntervalSet) count(flags, class uint8, late bool) bool {
+	switch {
+	case flags&FlagUnserved != 0:
+		s.Unserved++
+		return false
+	case flags&FlagDropped != 0:
+		s.Dropped++
+		return false
+	case flags&FlagAbandoned != 0:
+		s.Abandoned++
+		return false
 	}
-	for at >= c.start+c.tick {
-		c.Flush(c.start+c.tick, 0)
+	s.Completed++
+	if class == uint8(OK) {
+		s.OK++
+	} else if int(class) < NumClasses {
+		s.Errors[class]++
+	} else {
+		s.Errors[Server]++
 	}
-	c.add(s)
+	if late {
+		s.Late++
+	}
+	return true
 }
 
 // Flush closes the interval [start, end), hands it to the sink and folds it into the
-// cumulative totals.
+// cumulative totals. In a virtual-time run, the whole intervals before the one the
+// latest sample falls in close first (AddVirtual leaves them open until the clock
+// passes them), so that [start, end) is the one completion order would leave.
 func (c *Collector) Flush(end time.Duration, inFlight int64) {
+	c.drainVirtual()
+	c.flush(end, inFlight)
+}
+
+func (c *Collector) flush(end time.Duration, inFlight int64) {
 	iv := Interval{Start: c.start, End: end, Ops: c.cur, All: c.all, InFlight: inFlight, ForeignUnserved: c.foreign}
 	for _, s := range c.cur {
 		if s != nil {
@@ -313,6 +330,7 @@ func (c *Collector) Flush(end time.Duration, inFlight int64) {
 	c.all.reset()
 	c.foreign = 0
 	c.start = end
+	c.closed++
 }
 
 // Err is the first error the sink returned (writing stops at the first error).
@@ -322,5 +340,6 @@ func (c *Collector) Err() error { return c.err }
 // current, unflushed interval is not included: Flush first.
 func (c *Collector) Totals() []*Set { return c.cum }
 
-// Now is the start of the interval being collected.
-func (c *Collector) Now() time.Duration { return c.start }
+// Now is the start of the interval being collected: in a virtual-time run, the one the
+// latest sample falls in.
+func (c *Collector) Now() time.Duration { return c.nowVirtual() }
