@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"fmt"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -190,6 +192,45 @@ func TestAddVirtualBoundary(t *testing.T) {
 	c.Flush(2500*time.Millisecond, 0)
 	if want := []string{"[0s,1s) 0", "[1s,2s) 0", "[2s,2.5s) 1"}; !slices.Equal(ivs, want) {
 		t.Fatalf("intervals %v, want %v", ivs, want)
+	}
+}
+
+// The cumulative totals, folded interval by interval as pages, are the dense histograms
+// of every completed sample: the same encoding byte for byte (what a summary embeds), the
+// same statistics.
+func TestTotalsAreEverySample(t *testing.T) {
+	samples := aheadStream(rand.New(rand.NewPCG(5, 6)), 100_000)
+	c := NewCollector(5, time.Millisecond, time.Second, nil)
+	want := make([]*Set, 5)
+	for i := range want {
+		want[i] = newSet()
+	}
+	var latest int64
+	for i := range samples {
+		s := &samples[i]
+		c.AddVirtual(s)
+		latest = max(latest, reportAt(s))
+		if s.Flags&(FlagForeign|FlagUnserved|FlagDropped|FlagAbandoned) != 0 {
+			continue
+		}
+		w := want[s.Op]
+		_ = w.Response.RecordValue(Clamp(s.Response()))
+		_ = w.Service.RecordValue(Clamp(s.Service()))
+		_ = w.Lag.RecordValue(Clamp(s.Lag()))
+	}
+	c.Flush(time.Duration(latest)+time.Second, 0)
+	for op, got := range c.Totals() {
+		if got == nil {
+			t.Fatalf("op %d: no totals", op)
+		}
+		for k, pair := range [][2]*hdr.Histogram{{got.Response, want[op].Response}, {got.Service, want[op].Service}, {got.Lag, want[op].Lag}} {
+			g, w := pair[0], pair[1]
+			ge, _ := g.Encode(hdr.V2CompressedEncodingCookieBase)
+			we, _ := w.Encode(hdr.V2CompressedEncodingCookieBase)
+			if string(ge) != string(we) || g.Mean() != w.Mean() || g.StdDev() != w.StdDev() || g.Min() != w.Min() || g.Max() != w.Max() {
+				t.Fatalf("op %d histogram %d: %d values, mean %v, max %d; want %d, %v, %d", op, k, g.TotalCount(), g.Mean(), g.Max(), w.TotalCount(), w.Mean(), w.Max())
+			}
+		}
 	}
 }
 

@@ -120,12 +120,30 @@ func (s *IntervalSet) merge(o *IntervalSet) {
 	s.OnTime = s.OnTime && o.OnTime
 }
 
+// cumSet is one operation type's cumulative histograms and counters, paged as an
+// interval's are: folding an interval in adds whole pages, where a dense histogram took a
+// RecordValues per bucket. Totals makes the dense Set of it.
+type cumSet struct {
+	Response, Service, Lag PagedHistogram // their own pages: no pool
+	Counters
+}
+
 // mergeInto adds the interval into a cumulative set.
-func (s *IntervalSet) mergeInto(c *Set) {
-	s.Response.addTo(c.Response)
-	s.Service.addTo(c.Service)
-	s.Lag.addTo(c.Lag)
+func (s *IntervalSet) mergeInto(c *cumSet) {
+	c.Response.add(&s.Response)
+	c.Service.add(&s.Service)
+	c.Lag.add(&s.Lag)
 	c.Counters.Add(&s.Counters)
+}
+
+// set is the dense Set of the same counts.
+func (c *cumSet) set() *Set {
+	s := newSet()
+	c.Response.addTo(s.Response)
+	c.Service.addTo(s.Service)
+	c.Lag.addTo(s.Lag)
+	s.Counters = c.Counters
+	return s
 }
 
 // Interval is what was measured in [Start, End).
@@ -149,7 +167,7 @@ type Sink func(*Interval) error
 type Collector struct {
 	lateAfter int64
 	cur       []*IntervalSet
-	cum       []*Set
+	cum       []*cumSet
 	all       *IntervalSet
 	start     time.Duration
 	foreign   int64 // other shards' unserved operations in the current interval
@@ -180,7 +198,7 @@ func NewCollector(nOps int, lateAfter time.Duration, tick time.Duration, sink Si
 	c := &Collector{
 		lateAfter: int64(lateAfter),
 		cur:       make([]*IntervalSet, nOps),
-		cum:       make([]*Set, nOps),
+		cum:       make([]*cumSet, nOps),
 		sink:      sink,
 		tick:      tick,
 	}
@@ -322,7 +340,7 @@ func (c *Collector) flush(end time.Duration, inFlight int64) {
 			s.settle() // the current sets were settled for the sink above; the window's were not
 		}
 		if c.cum[i] == nil {
-			c.cum[i] = newSet()
+			c.cum[i] = &cumSet{}
 		}
 		s.mergeInto(c.cum[i])
 		s.reset() // kept allocated for the next interval
@@ -336,9 +354,17 @@ func (c *Collector) flush(end time.Duration, inFlight int64) {
 // Err is the first error the sink returned (writing stops at the first error).
 func (c *Collector) Err() error { return c.err }
 
-// Totals returns the cumulative set of every operation type (nil where none ran). The
-// current, unflushed interval is not included: Flush first.
-func (c *Collector) Totals() []*Set { return c.cum }
+// Totals returns the cumulative set of every operation type (nil where none ran), made
+// anew on each call. The current, unflushed interval is not included: Flush first.
+func (c *Collector) Totals() []*Set {
+	out := make([]*Set, len(c.cum))
+	for i, cs := range c.cum {
+		if cs != nil {
+			out[i] = cs.set()
+		}
+	}
+	return out
+}
 
 // Now is the start of the interval being collected: in a virtual-time run, the one the
 // latest sample falls in.
