@@ -46,10 +46,11 @@ func (Func) Close() error { return nil }
 
 // Virtual is implemented by backends that simulate in virtual time. Simulate pulls every
 // operation from next (in intended-time order; nil at the end of the stream) and reports
-// each one's timing to record, grain by grain: every operation completing (dropped or
-// unserved: intended) within one VirtualGrain of virtual time before any completing in a
-// later one, in any order within a grain. Intervals of results are whole multiples of the grain, so they come out
-// exactly as if reported in completion order, and a simulator spares itself the sorting.
+// each one's timing to record, in an order in which none is due (completed; dropped or
+// unserved: intended) before the intended time of one reported earlier: a simulator reports each operation as soon as it
+// has stepped it, however far ahead of its clock it completes (completion order would do
+// too). The collector (metrics.Collector.AddVirtual) files each sample under the interval
+// of its time, and closes an interval once the intended times have passed its end.
 //
 // An operation the variant does not serve (Unserved) is reported at its intended time
 // with metrics.FlagUnserved and nothing else: never simulated, it takes no client slot.
@@ -62,7 +63,8 @@ type Virtual interface {
 	Close() error
 }
 
-// VirtualGrain is the time grain within which a Virtual backend may report out of order.
+// VirtualGrain is the resolution of a virtual-time run's intervals: its ticks are whole
+// multiples of it, which the histogram logs state exactly (in milliseconds).
 const VirtualGrain = time.Millisecond
 
 // Sharing is implemented by Virtual backends whose variants, simulated together on one

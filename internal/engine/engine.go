@@ -134,8 +134,8 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
 	}
-	// Simulators report within a grain in any order (backend.Virtual): intervals made of
-	// whole grains stay exact.
+	// Intervals of whole grains (backend.VirtualGrain), which the histogram logs state
+	// exactly.
 	cfg.Tick = max(cfg.Tick.Round(backend.VirtualGrain), backend.VirtualGrain)
 	if cfg.SpinBelow == 0 {
 		cfg.SpinBelow, cfg.SpinReason = AutoSpin(cfg.Variants)

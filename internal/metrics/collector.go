@@ -120,12 +120,30 @@ func (s *IntervalSet) merge(o *IntervalSet) {
 	s.OnTime = s.OnTime && o.OnTime
 }
 
+// cumSet is one operation type's cumulative histograms and counters, paged as an
+// interval's are: folding an interval in adds whole pages, where a dense histogram took a
+// RecordValues per bucket. Totals makes the dense Set of it.
+type cumSet struct {
+	Response, Service, Lag PagedHistogram // their own pages: no pool
+	Counters
+}
+
 // mergeInto adds the interval into a cumulative set.
-func (s *IntervalSet) mergeInto(c *Set) {
-	s.Response.addTo(c.Response)
-	s.Service.addTo(c.Service)
-	s.Lag.addTo(c.Lag)
+func (s *IntervalSet) mergeInto(c *cumSet) {
+	c.Response.add(&s.Response)
+	c.Service.add(&s.Service)
+	c.Lag.add(&s.Lag)
 	c.Counters.Add(&s.Counters)
+}
+
+// set is the dense Set of the same counts.
+func (c *cumSet) set() *Set {
+	s := newSet()
+	c.Response.addTo(s.Response)
+	c.Service.addTo(s.Service)
+	c.Lag.addTo(s.Lag)
+	s.Counters = c.Counters
+	return s
 }
 
 // Interval is what was measured in [Start, End).
@@ -149,7 +167,7 @@ type Sink func(*Interval) error
 type Collector struct {
 	lateAfter int64
 	cur       []*IntervalSet
-	cum       []*Set
+	cum       []*cumSet
 	all       *IntervalSet
 	start     time.Duration
 	foreign   int64 // other shards' unserved operations in the current interval
@@ -164,6 +182,11 @@ type Collector struct {
 	mFrom, mTo int64
 	win        []*IntervalSet
 	mLast      int64
+	// closed counts the intervals closed: the number of the current one.
+	closed int64
+	// The open intervals after the current one, for samples recorded ahead of the clock
+	// (AddVirtual); nil until the first.
+	ahead *ahead
 }
 
 // NewCollector collects for nOps operation types. lateAfter marks late samples; sink gets
@@ -175,7 +198,7 @@ func NewCollector(nOps int, lateAfter time.Duration, tick time.Duration, sink Si
 	c := &Collector{
 		lateAfter: int64(lateAfter),
 		cur:       make([]*IntervalSet, nOps),
-		cum:       make([]*Set, nOps),
+		cum:       make([]*cumSet, nOps),
 		sink:      sink,
 		tick:      tick,
 	}
@@ -211,6 +234,11 @@ func (c *Collector) add(s *Sample) {
 		return
 	}
 	c.record(c.cur, s)
+	c.addWindow(s)
+}
+
+// addWindow records s into the measure window's sets if it was intended in the window.
+func (c *Collector) addWindow(s *Sample) {
 	if c.win != nil && s.Intended >= c.mFrom && s.Intended < c.mTo {
 		c.record(c.win, s)
 		if s.Flags&(FlagUnserved|FlagDropped) == 0 && s.End > c.mLast {
@@ -219,35 +247,22 @@ func (c *Collector) add(s *Sample) {
 	}
 }
 
-// record counts one sample into sets[s.Op].
-func (c *Collector) record(sets []*IntervalSet, s *Sample) {
-	set := sets[s.Op]
+// setOf is sets[op], made on first use.
+func (c *Collector) setOf(sets []*IntervalSet, op uint16) *IntervalSet {
+	set := sets[op]
 	if set == nil {
 		set = newIntervalSet(&c.pages)
-		sets[s.Op] = set
+		sets[op] = set
 	}
-	switch {
-	case s.Flags&FlagUnserved != 0:
-		set.Unserved++
-		return
-	case s.Flags&FlagDropped != 0:
-		set.Dropped++
-		return
-	case s.Flags&FlagAbandoned != 0:
-		set.Abandoned++
-		return
-	}
-	set.Completed++
-	if s.Class == uint8(OK) {
-		set.OK++
-	} else if int(s.Class) < NumClasses {
-		set.Errors[s.Class]++
-	} else {
-		set.Errors[Server]++
-	}
+	return set
+}
+
+// record counts one sample into sets[s.Op].
+func (c *Collector) record(sets []*IntervalSet, s *Sample) {
+	set := c.setOf(sets, s.Op)
 	lag := s.Lag()
-	if s.Flags&FlagLate != 0 || lag > c.lateAfter {
-		set.Late++
+	if !set.count(s.Flags, s.Class, s.Flags&FlagLate != 0 || lag > c.lateAfter) {
+		return
 	}
 	// A failed operation still took the time it took: leaving errors out of the latency
 	// histograms would flatter a system that times out.
@@ -260,24 +275,44 @@ func (c *Collector) record(sets []*IntervalSet, s *Sample) {
 	set.Lag.record(Clamp(lag))
 }
 
-// AddVirtual records one sample of a virtual-time run, closing every interval that ends
-// at or before the sample's time first. Samples must come in nondecreasing time order
-// (completion time, or intended time for dropped and unserved operations), as a discrete-event
-// simulation produces them.
-func (c *Collector) AddVirtual(s *Sample) {
-	at := time.Duration(s.End)
-	if s.Flags&(FlagDropped|FlagUnserved) != 0 {
-		at = time.Duration(s.Intended)
+// count counts a sample with these flags and class (late: it started late) and
+// reports whether it completed, and so has times to record.
+func (s *IntervalSet) count(flags, class uint8, late bool) bool {
+	switch {
+	case flags&FlagUnserved != 0:
+		s.Unserved++
+		return false
+	case flags&FlagDropped != 0:
+		s.Dropped++
+		return false
+	case flags&FlagAbandoned != 0:
+		s.Abandoned++
+		return false
 	}
-	for at >= c.start+c.tick {
-		c.Flush(c.start+c.tick, 0)
+	s.Completed++
+	if class == uint8(OK) {
+		s.OK++
+	} else if int(class) < NumClasses {
+		s.Errors[class]++
+	} else {
+		s.Errors[Server]++
 	}
-	c.add(s)
+	if late {
+		s.Late++
+	}
+	return true
 }
 
 // Flush closes the interval [start, end), hands it to the sink and folds it into the
-// cumulative totals.
+// cumulative totals. In a virtual-time run, the whole intervals before the one the
+// latest sample falls in close first (AddVirtual leaves them open until the clock
+// passes them), so that [start, end) is the one completion order would leave.
 func (c *Collector) Flush(end time.Duration, inFlight int64) {
+	c.drainVirtual()
+	c.flush(end, inFlight)
+}
+
+func (c *Collector) flush(end time.Duration, inFlight int64) {
 	iv := Interval{Start: c.start, End: end, Ops: c.cur, All: c.all, InFlight: inFlight, ForeignUnserved: c.foreign}
 	for _, s := range c.cur {
 		if s != nil {
@@ -305,7 +340,7 @@ func (c *Collector) Flush(end time.Duration, inFlight int64) {
 			s.settle() // the current sets were settled for the sink above; the window's were not
 		}
 		if c.cum[i] == nil {
-			c.cum[i] = newSet()
+			c.cum[i] = &cumSet{}
 		}
 		s.mergeInto(c.cum[i])
 		s.reset() // kept allocated for the next interval
@@ -313,14 +348,24 @@ func (c *Collector) Flush(end time.Duration, inFlight int64) {
 	c.all.reset()
 	c.foreign = 0
 	c.start = end
+	c.closed++
 }
 
 // Err is the first error the sink returned (writing stops at the first error).
 func (c *Collector) Err() error { return c.err }
 
-// Totals returns the cumulative set of every operation type (nil where none ran). The
-// current, unflushed interval is not included: Flush first.
-func (c *Collector) Totals() []*Set { return c.cum }
+// Totals returns the cumulative set of every operation type (nil where none ran), made
+// anew on each call. The current, unflushed interval is not included: Flush first.
+func (c *Collector) Totals() []*Set {
+	out := make([]*Set, len(c.cum))
+	for i, cs := range c.cum {
+		if cs != nil {
+			out[i] = cs.set()
+		}
+	}
+	return out
+}
 
-// Now is the start of the interval being collected.
-func (c *Collector) Now() time.Duration { return c.start }
+// Now is the start of the interval being collected: in a virtual-time run, the one the
+// latest sample falls in.
+func (c *Collector) Now() time.Duration { return c.nowVirtual() }

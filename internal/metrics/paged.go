@@ -101,6 +101,12 @@ func (h *PagedHistogram) record(v int64) {
 	h.total++
 }
 
+// recordIndex counts a value of bucket idx (Geometry.CountsIndex of a clamped value).
+func (h *PagedHistogram) recordIndex(idx int32) {
+	h.pageFor(idx >> pageShift)[idx&pageMask]++
+	h.total++
+}
+
 // recordN counts v (clamped) n times.
 func (h *PagedHistogram) recordN(v, n int64) {
 	if n <= 0 {

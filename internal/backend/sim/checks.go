@@ -158,11 +158,12 @@ func (n *nodeNames) describe() string {
 	return "it has " + strings.Join(parts, "; ")
 }
 
-// maxHeld bounds the operations the simulator may hold at once. It keeps every operation
-// until it completes or times out (grainQueue), so at worst — every node saturated, every
-// operation waiting out load.timeout — it holds the peak rate times the timeout: 500,000
-// for Black Friday's 100K ops/s and 5 s. 16 M samples of 32 bytes stay under a gigabyte
-// with the buffers' growth.
+// maxHeld bounds the operations a simulated run may hold at once. The collector keeps
+// every operation until its interval closes (metrics.Collector.AddVirtual), so at worst
+// — every node saturated, every operation waiting out load.timeout — it holds the peak
+// rate times the timeout: 500,000 for Black Friday's 100K ops/s and 5 s. Those due within
+// a few intervals are counted in their histograms at once, those due later wait in 10
+// bytes each: 16 M of them stay well under a gigabyte.
 const maxHeld = 16 << 20
 
 // CheckMemory refuses a scenario the simulator could not hold in memory: a peak rate and

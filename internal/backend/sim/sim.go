@@ -41,7 +41,7 @@ type Simulator struct {
 	drop    bool
 	timeout int64
 
-	pending grainQueue
+	latest  int64 // the latest time an operation simulated completed (dropped: was due)
 	accs    []design.Access
 	sizes   partitionSizes
 	prepErr error // from prepare: the layout could not be built
@@ -69,8 +69,10 @@ type Simulator struct {
 
 	// unserved is, by operation type, whether the design does not serve it: such an
 	// operation is counted at its intended time and never simulated (backend.Virtual).
-	unserved  []bool
-	notServed metrics.Sample // the report of one, reused
+	unserved []bool
+	// out is the sample being reported: through a field, since the address of a local
+	// would move it to the heap on every step.
+	out metrics.Sample
 
 	// own, when set, says which operations this shard of a distributed run records; the
 	// others are simulated alike and reported with metrics.FlagForeign.
@@ -198,10 +200,9 @@ func (s *Simulator) Simulate(ctx context.Context, next func() *workloads.Op, rec
 		s.step(op, record)
 	}
 	// Drain: time runs on until the last operation completes (and its tick is sampled).
-	end := max(s.nextTick, s.pending.latest)
+	end := max(s.nextTick, s.latest)
 	s.now = max(s.now, end)
-	s.advance(end, record)
-	s.pending.emitAll(record)
+	s.advance(end)
 	return s.shareErr
 }
 
@@ -249,24 +250,22 @@ func (s *Simulator) loadSizes() {
 func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	t := int64(op.Intended)
 	s.now = max(s.now, t)
-	s.advance(t, record)
-	smp := metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
+	s.advance(t)
+	smp := &s.out
+	*smp = metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
 	if s.own != nil && !s.own(op) {
 		smp.Flags = metrics.FlagForeign
 	}
 	if s.unserved[op.Type] {
-		// Reported at once: advance(t) emitted every grain before t's, and every sample
-		// still pending or yet to come is due in t's grain or later (backend.Virtual).
-		// Through a field: the address of smp would move it to the heap for every step.
-		s.notServed = smp
-		s.notServed.Flags |= metrics.FlagUnserved
-		record(&s.notServed)
+		// Never simulated: time need not run on until its intended time (latest).
+		smp.Flags |= metrics.FlagUnserved
+		record(smp)
 		return
 	}
 	if s.client.full(t) {
 		if s.drop {
 			smp.Flags |= metrics.FlagDropped
-			s.pending.push(smp)
+			s.report(record)
 			s.offer(op, 0)
 			return
 		}
@@ -282,13 +281,23 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	}
 	smp.End, smp.Class = end, uint8(class)
 	s.client.push(end)
-	s.pending.push(smp)
+	s.report(record)
 }
 
-// advance moves virtual time to t: it applies due events, samples the nodes on every
-// tick, and reports operations completed in the grains that ended by t (no later
-// operation can complete earlier: it starts at or after its intended time, at least t).
-func (s *Simulator) advance(t int64, record func(*metrics.Sample)) {
+// report reports the operation just stepped (s.out) as soon as its outcome is known, in
+// stream order: the backend.Virtual contract lets it complete ahead of virtual time.
+func (s *Simulator) report(record func(*metrics.Sample)) {
+	if s.out.Flags&metrics.FlagDropped != 0 {
+		s.latest = max(s.latest, s.out.Intended)
+	} else {
+		s.latest = max(s.latest, s.out.End)
+	}
+	record(&s.out)
+}
+
+// advance moves virtual time to t: it applies due events and samples the nodes on every
+// tick.
+func (s *Simulator) advance(t int64) {
 	for len(s.events) > 0 && int64(s.events[0].At) <= t {
 		e := s.events[0]
 		s.events = s.events[1:]
@@ -299,7 +308,6 @@ func (s *Simulator) advance(t int64, record func(*metrics.Sample)) {
 		s.mongo.migrate(t)
 	}
 	s.sampleUntil(t)
-	s.pending.emitBefore(t, record)
 }
 
 // execute runs one operation from start: its steps one after another, the partitions of

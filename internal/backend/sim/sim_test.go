@@ -37,17 +37,19 @@ func simulate(t *testing.T, sc *scenario.Scenario, variant string, n int) (*Simu
 		return &ops[i-1]
 	}
 	var out []metrics.Sample
-	last := int64(-1)
 	err = s.Simulate(context.Background(), next, func(smp *metrics.Sample) {
+		// The backend.Virtual contract: in stream order, each operation reported once,
+		// due (completed, or dropped: intended) at or after its intended time.
+		if n := len(out); n < len(ops) && smp.Intended != int64(ops[n].Intended) {
+			t.Fatalf("sample %d intended at %d reported for the operation intended at %d", n, smp.Intended, ops[n].Intended)
+		}
 		at := smp.End
 		if smp.Flags&metrics.FlagDropped != 0 {
 			at = smp.Intended
 		}
-		// The backend.Virtual contract: grain by grain, any order within a grain.
-		if at/grain < last/grain {
-			t.Fatalf("sample reported out of grain order: %d after %d", at, last)
+		if at < smp.Intended || smp.Start < smp.Intended {
+			t.Fatalf("sample %+v due before its intended time", *smp)
 		}
-		last = max(last, at)
 		out = append(out, *smp)
 	})
 	if err != nil {
