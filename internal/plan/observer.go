@@ -83,17 +83,7 @@ type tableStats struct {
 	first, last int64
 	atSeq       uint64
 	atStep      int
-	// seen keeps, per partition the summary holds that proved more than a one-off, an
-	// access and operation that reached it, from which the report describes it (human
-	// key, placement) at the end. Describing costs microseconds and most partitions that
-	// enter the summary leave it again, so it is done only for the few reported. It is
-	// pruned to the partitions the summary holds, so it stays bounded. It maps a
-	// partition's fingerprint to its sighting in sightings, whose slots pruning frees for
-	// reuse: a sighting is larger than a map keeps in place, so a map of sightings would
-	// allocate one for every partition it takes.
-	seen      map[uint64]int32
-	sightings []sighting
-	free      []int32
+	seen        *sightings // of the partitions that proved more than one-offs (sightings.go)
 	// chunks is the growth per chunk of a sharded MongoDB collection (by chunk index):
 	// the unit a chunk size limits, whatever the shard key values inside.
 	chunks []chunkGrowth
@@ -185,7 +175,7 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 		case 2:
 			// A partition evicted and back in the summary may still have its sighting:
 			// any access to the partition describes it alike.
-			t.see(fp, a, op)
+			t.seen.see(fp, a, op, t.top)
 		}
 	} else {
 		t.top.Add(0, nil, write, rows, bytes)
@@ -329,7 +319,7 @@ func (o *Observer) table(s *design.Step, op *workloads.Op) *tableStats {
 	if !ok {
 		t = &tableStats{
 			name: name, target: s.Target, entity: s.Entity, db: s.Database, key: KeyDescription(s),
-			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), seen: map[uint64]int32{},
+			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), seen: newSightings(),
 			first: op.Time, atSeq: op.Seq, atStep: s.Index,
 		}
 		t.limits = hotspot.CassandraLimits
@@ -415,36 +405,6 @@ func (o *Observer) describe(s *sighting) partInfo {
 		pi.shard = pl.Shards[w.Shards[0]]
 	}
 	return pi
-}
-
-// see keeps access a of op as the sighting of partition fp, unless it has one.
-func (t *tableStats) see(fp uint64, a *design.Access, op *workloads.Op) {
-	if _, ok := t.seen[fp]; ok {
-		return
-	}
-	var i int32
-	if n := len(t.free); n > 0 {
-		i, t.free = t.free[n-1], t.free[:n-1]
-		t.sightings[i] = sighting{a: *a, op: *op}
-	} else {
-		i = int32(len(t.sightings))
-		t.sightings = append(t.sightings, sighting{a: *a, op: *op})
-	}
-	t.seen[fp] = i
-	if len(t.seen) > 4*TopCounters {
-		t.prune()
-	}
-}
-
-// prune drops the sightings of partitions the summary no longer holds.
-func (t *tableStats) prune() {
-	for fp, i := range t.seen {
-		if !t.top.Holds(fp) {
-			delete(t.seen, fp)
-			t.sightings[i] = sighting{} // let go of what it points to
-			t.free = append(t.free, i)
-		}
-	}
 }
 
 // Result is the analysis so far.
@@ -614,11 +574,11 @@ func (t *tableStats) result(pj projector) results.TableHotspots {
 		if len(e.Key) == 0 {
 			continue
 		}
-		i, ok := t.seen[e.FP]
-		if !ok {
+		sg := t.seen.get(e.FP)
+		if sg == nil {
 			continue // seen once: not a hot partition, and never described
 		}
-		pi := pj.describe(&t.sightings[i])
+		pi := pj.describe(sg)
 		pl := results.PartitionLoad{
 			Key: pi.key, Token: pi.token, Hashed: pi.hashed, Range: pi.rng, Replicas: pi.replicas, Shard: pi.shard,
 			Ops: e.Ops, Reads: e.Reads, Writes: e.Writes, Rows: e.Rows, Bytes: e.Bytes, ErrorBound: e.Err,
