@@ -23,17 +23,24 @@ func check(t *testing.T, tk *TopK) {
 		if bk.prev != back || (back >= 0 && bk.count <= prev) || bk.head < 0 {
 			t.Fatalf("bucket list broken at %d: %+v (prev count %d)", b, bk, prev)
 		}
-		for c := bk.head; c >= 0; c = tk.counters[c].next {
+		before := int32(-1)
+		for c := bk.head; c >= 0; before, c = c, tk.counters[c].next {
 			ct := tk.counters[c]
-			if v, ok := tk.index.get(ct.fp); ct.bucket != b || ct.count != bk.count || !ok || v != c {
+			if v, ok := tk.lookup(ct.fp); ct.bucket != b || ct.prev != before || ct.count != bk.count || !ok || v != c {
 				t.Fatalf("counter %d in bucket %d: %+v", c, b, ct)
 			}
 			seen++
 		}
 		prev, back = bk.count, b
 	}
-	if seen != len(tk.counters) || tk.index.len() != len(tk.counters) {
-		t.Fatalf("%d counters reachable, %d held, %d indexed", seen, len(tk.counters), tk.index.len())
+	live := 0
+	for _, s := range tk.index.slots {
+		if s.val >= 0 && tk.counters[s.val].fp == s.fp {
+			live++
+		}
+	}
+	if seen != len(tk.counters) || live != len(tk.counters) || tk.index.full() {
+		t.Fatalf("%d counters reachable, %d held, %d indexed, %d of %d slots used", seen, len(tk.counters), live, tk.index.used, len(tk.index.slots))
 	}
 }
 
@@ -85,6 +92,31 @@ func TestTopKGuarantees(t *testing.T) {
 	}
 	check(t, tk)
 	verify(t, tk, exact, n, k)
+}
+
+// TestTopKEvictedReturns: a partition evicted and offered again enters anew, with the
+// minimum count as its error, though the index still has a slot naming the counter it
+// lost (to the partition now counted there, which must not be charged).
+func TestTopKEvictedReturns(t *testing.T) {
+	tk := NewTopK(2)
+	for _, k := range []string{"a", "a", "b", "c", "b"} {
+		tk.AddKey([]byte(k), false, 0, 0)
+		check(t, tk)
+	}
+	// c evicts b (count 1): c 2, err 1; b evicts c, the newest of the count-2 bucket.
+	got := map[string][2]int64{}
+	for _, e := range tk.Top(-1) {
+		got[string(e.Key)] = [2]int64{e.Ops, e.Err}
+	}
+	want := map[string][2]int64{"a": {2, 0}, "b": {3, 2}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("top %v, want %v", got, want)
+	}
+	for k, held := range map[string]bool{"a": true, "b": true, "c": false} {
+		if tk.Holds(Fingerprint([]byte(k))) != held {
+			t.Fatalf("Holds(%s) = %v, want %v", k, !held, held)
+		}
+	}
 }
 
 func verify(t *testing.T, tk *TopK, exact map[uint64]int64, n, k int64) {
@@ -375,33 +407,43 @@ func TestTopKGrowthTimes(t *testing.T) {
 	}
 }
 
+// TestFPTable: the index answers like a Go map of what was last put, with clustered
+// keys, until it is reset, and counts the slots in use.
 func TestFPTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	tb := newFPTable(64)
 	ref := map[uint64]int32{}
 	for i := 0; i < 200_000; i++ {
-		fp := rng.Uint64N(300) * 0x100 // clustered keys
-		switch {
-		case len(ref) < 64 && rng.IntN(2) == 0:
-			v := int32(rng.IntN(1000))
-			tb.put(fp, v)
-			ref[fp] = v
-		default:
-			tb.del(fp)
-			delete(ref, fp)
+		if tb.full() {
+			if 2*len(ref) < len(tb.slots) {
+				t.Fatalf("step %d: full with %d of %d slots used", i, len(ref), len(tb.slots))
+			}
+			tb.reset()
+			clear(ref)
 		}
-		if i%997 == 0 {
+		fp := rng.Uint64N(300) * 0x100 // clustered keys
+		v := int32(rng.IntN(1000))
+		tb.put(fp, v)
+		ref[fp] = v
+		if tb.used != len(ref) {
+			t.Fatalf("step %d: %d slots used, want %d", i, tb.used, len(ref))
+		}
+		if i%97 == 0 {
 			for k, v := range ref {
 				if got, ok := tb.get(k); !ok || got != v {
 					t.Fatalf("step %d: get(%x) = %d %v, want %d", i, k, got, ok, v)
 				}
 			}
-			if tb.len() != len(ref) {
-				t.Fatalf("step %d: %d entries, want %d", i, tb.len(), len(ref))
+			for k := range uint64(300) {
+				if _, ok := tb.get(k * 0x100); ok != hasKey(ref, k*0x100) {
+					t.Fatalf("step %d: get(%x) found %v", i, k*0x100, ok)
+				}
 			}
 		}
 	}
 }
+
+func hasKey(m map[uint64]int32, k uint64) bool { _, ok := m[k]; return ok }
 
 // TestFPSet: the exact phase's set counts like a Go map, fingerprint 0 and growth
 // included, and lists every member once.

@@ -131,7 +131,7 @@ func (t *TopK) AddAt(fp uint64, key []byte, write bool, rows, bytes, at int64) i
 	} else {
 		t.total.Reads++
 	}
-	i, ok := t.index.get(fp)
+	i, ok := t.lookup(fp)
 	if !ok {
 		i = t.admit(fp, key)
 	}
@@ -153,6 +153,19 @@ func (t *TopK) AddAt(fp uint64, key []byte, write bool, rows, bytes, at int64) i
 	return int64(c.count - c.err)
 }
 
+// lookup is the counter holding fp's partition, if any. The index may name a counter
+// that has since been given to another partition (see fpTable).
+func (t *TopK) lookup(fp uint64) (int32, bool) {
+	i, ok := t.index.get(fp)
+	return i, ok && t.counters[i].fp == fp
+}
+
+// Holds reports whether the summary holds the partition with fingerprint fp.
+func (t *TopK) Holds(fp uint64) bool {
+	_, ok := t.lookup(fp)
+	return ok
+}
+
 // admit places a new partition: in a free counter while there is one (count 0), else in
 // the place of a partition with the smallest count, inheriting that count as its error.
 func (t *TopK) admit(fp uint64, key []byte) int32 {
@@ -164,14 +177,25 @@ func (t *TopK) admit(fp uint64, key []byte) int32 {
 	} else {
 		i = t.buckets[t.min].head
 		c := &t.counters[i]
-		t.index.del(c.fp)
 		c.fp, c.err = fp, c.count
 		c.reads, c.writes, c.rows, c.bytes = 0, 0, 0, 0
 		c.first, c.last = 0, 0
 		c.key = append(c.key[:0], key...)
 	}
 	t.index.put(fp, i)
+	if t.index.full() {
+		t.reindex()
+	}
 	return i
+}
+
+// reindex rebuilds the index from the partitions the summary holds, dropping the slots
+// of those evicted.
+func (t *TopK) reindex() {
+	t.index.reset()
+	for i := range t.counters {
+		t.index.put(t.counters[i].fp, int32(i))
+	}
 }
 
 func (t *TopK) newBucket(count uint64, prev, next int32) int32 {
@@ -247,6 +271,13 @@ func (t *TopK) increment(i int32, d uint64) {
 	}
 	for next >= 0 && t.buckets[next].count < want {
 		prev, next = next, t.buckets[next].next
+	}
+	if prev == old && old >= 0 && c.prev < 0 && c.next < 0 && (next < 0 || t.buckets[next].count > want) {
+		// Alone in its bucket, and no bucket between it and its new count: the bucket
+		// takes the new count. Hot partitions, each with a count of its own, take this
+		// path, sparing a bucket made and one removed for every operation.
+		t.buckets[old].count = want
+		return
 	}
 	var nb int32
 	if next >= 0 && t.buckets[next].count == want {
@@ -345,7 +376,7 @@ func (t *TopK) Merge(o *TopK) {
 		all[c.fp] = &item{c: c, err: c.err + tmin}
 	}
 	for i := range t.counters {
-		if _, ok := o.index.get(t.counters[i].fp); !ok {
+		if _, ok := o.lookup(t.counters[i].fp); !ok {
 			it := all[t.counters[i].fp]
 			it.c.count += omin
 			it.err += omin

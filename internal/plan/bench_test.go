@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/shardbench/shardbench/internal/design"
+	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/workloads"
 )
@@ -80,4 +81,41 @@ func BenchmarkPopulation(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkObserveVariants: every variant of black-friday.yaml places and observes the
+// same operations, in turns of 256 operations each as a simulated run's variants do, so
+// their summaries compete for the CPU's caches as in a run. cpu-ns/op is the process's
+// CPU time per operation (all variants), steadier than wall time on a busy machine.
+func BenchmarkObserveVariants(b *testing.B) {
+	prep, sch := prepare(b, "../../scenarios/black-friday.yaml")
+	st := prep.Model.NewStream(sch)
+	ops := make([]workloads.Op, 1<<18)
+	for j := range ops {
+		if !st.Next(&ops[j]) {
+			b.Fatal("stream ended")
+		}
+	}
+	var obs []*Observer
+	for i := range prep.Variants {
+		pl, err := NewPlacer(prep.Compiled[i], &Cluster{Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		obs = append(obs, NewObserver(pl))
+	}
+	const turn = 256
+	b.ReportAllocs()
+	cpu := metrics.ProcessCPU()
+	b.ResetTimer()
+	for n := 0; n < b.N; n += turn {
+		blk := ops[n%len(ops):][:min(turn, b.N-n)]
+		for _, o := range obs {
+			for i := range blk {
+				o.Op(&blk[i])
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(metrics.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
 }

@@ -83,12 +83,7 @@ type tableStats struct {
 	first, last int64
 	atSeq       uint64
 	atStep      int
-	// seen keeps, per partition the summary holds that proved more than a one-off, an
-	// access and operation that reached it, from which the report describes it (human
-	// key, placement) at the end. Describing costs microseconds and most partitions that
-	// enter the summary leave it again, so it is done only for the few reported. It is
-	// pruned to the partitions the summary holds, so it stays bounded.
-	seen map[uint64]sighting
+	seen        *sightings // of the partitions that proved more than one-offs (sightings.go)
 	// chunks is the growth per chunk of a sharded MongoDB collection (by chunk index):
 	// the unit a chunk size limits, whatever the shard key values inside.
 	chunks []chunkGrowth
@@ -180,12 +175,7 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 		case 2:
 			// A partition evicted and back in the summary may still have its sighting:
 			// any access to the partition describes it alike.
-			if _, ok := t.seen[fp]; !ok {
-				t.seen[fp] = sighting{a: *a, op: *op}
-				if len(t.seen) > 4*TopCounters {
-					t.prune()
-				}
-			}
+			t.seen.see(fp, a, op, t.top)
 		}
 	} else {
 		t.top.Add(0, nil, write, rows, bytes)
@@ -329,7 +319,7 @@ func (o *Observer) table(s *design.Step, op *workloads.Op) *tableStats {
 	if !ok {
 		t = &tableStats{
 			name: name, target: s.Target, entity: s.Entity, db: s.Database, key: KeyDescription(s),
-			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), seen: map[uint64]sighting{},
+			top: hotspot.NewTopK(TopCounters), distinct: hotspot.NewDistinct(), seen: newSightings(),
 			first: op.Time, atSeq: op.Seq, atStep: s.Index,
 		}
 		t.limits = hotspot.CassandraLimits
@@ -415,18 +405,6 @@ func (o *Observer) describe(s *sighting) partInfo {
 		pi.shard = pl.Shards[w.Shards[0]]
 	}
 	return pi
-}
-
-func (t *tableStats) prune() {
-	keep := map[uint64]bool{}
-	for _, e := range t.top.Top(-1) {
-		keep[e.FP] = true
-	}
-	for fp := range t.seen {
-		if !keep[fp] {
-			delete(t.seen, fp)
-		}
-	}
 }
 
 // Result is the analysis so far.
@@ -596,11 +574,11 @@ func (t *tableStats) result(pj projector) results.TableHotspots {
 		if len(e.Key) == 0 {
 			continue
 		}
-		sg, ok := t.seen[e.FP]
-		if !ok {
+		sg := t.seen.get(e.FP)
+		if sg == nil {
 			continue // seen once: not a hot partition, and never described
 		}
-		pi := pj.describe(&sg)
+		pi := pj.describe(sg)
 		pl := results.PartitionLoad{
 			Key: pi.key, Token: pi.token, Hashed: pi.hashed, Range: pi.rng, Replicas: pi.replicas, Shard: pi.shard,
 			Ops: e.Ops, Reads: e.Reads, Writes: e.Writes, Rows: e.Rows, Bytes: e.Bytes, ErrorBound: e.Err,

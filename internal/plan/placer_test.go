@@ -11,7 +11,8 @@ import (
 // TestPlaceKeepsShardLists: placing requests one after another never changes what an
 // earlier broadcast or unsharded request was told (Where.Shards once aliased the
 // placer's list of a collection's shards, and the next point request overwrote it), and
-// every request is placed as a fresh placer places it.
+// every request is placed as a fresh placer places it, also after the balancer moved
+// chunks to a shard added during the run.
 func TestPlaceKeepsShardLists(t *testing.T) {
 	p, ops := benchVariant(t, "seed001-mongo")
 	pl, err := NewPlacer(p, &Cluster{Seed: 1})
@@ -30,6 +31,13 @@ func TestPlaceKeepsShardLists(t *testing.T) {
 	kinds := map[string]int{}
 	for i := range ops[:50_000] {
 		op := &ops[i]
+		if i == 25_000 {
+			// Midway, a new shard takes each collection's first chunk.
+			sh := pl.AddShard("")
+			for _, ct := range pl.Tables {
+				pl.MoveChunk(ct, 0, sh)
+			}
+		}
 		acc = p.Accesses(op, acc[:0])
 		for j := range acc {
 			a := &acc[j]

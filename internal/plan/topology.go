@@ -93,6 +93,11 @@ func (pl *Placer) MoveChunk(t *pm.ChunkTable, i, s int) {
 	}
 	slices.Sort(owners)
 	pl.allByT[t] = slices.Compact(owners)
+	for i := range pl.steps { // Place's per-step copy of the owners
+		if pl.steps[i].table == t {
+			pl.steps[i].owners = pl.allByT[t]
+		}
+	}
 }
 
 // Collections lists the sharded collections in a stable order.
