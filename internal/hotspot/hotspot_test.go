@@ -39,7 +39,7 @@ func check(t *testing.T, tk *TopK) {
 			live++
 		}
 	}
-	if seen != len(tk.counters) || live != len(tk.counters) || tk.index.full() {
+	if seen != len(tk.counters) || live != len(tk.counters) || tk.index.Full() {
 		t.Fatalf("%d counters reachable, %d held, %d indexed, %d of %d slots used", seen, len(tk.counters), live, tk.index.used, len(tk.index.slots))
 	}
 }
@@ -411,31 +411,31 @@ func TestTopKGrowthTimes(t *testing.T) {
 // keys, until it is reset, and counts the slots in use.
 func TestFPTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	tb := newFPTable(64)
+	tb := NewFPTable(64)
 	ref := map[uint64]int32{}
 	for i := 0; i < 200_000; i++ {
-		if tb.full() {
+		if tb.Full() {
 			if 2*len(ref) < len(tb.slots) {
 				t.Fatalf("step %d: full with %d of %d slots used", i, len(ref), len(tb.slots))
 			}
-			tb.reset()
+			tb.Reset()
 			clear(ref)
 		}
 		fp := rng.Uint64N(300) * 0x100 // clustered keys
 		v := int32(rng.IntN(1000))
-		tb.put(fp, v)
+		tb.Put(fp, v)
 		ref[fp] = v
 		if tb.used != len(ref) {
 			t.Fatalf("step %d: %d slots used, want %d", i, tb.used, len(ref))
 		}
 		if i%97 == 0 {
 			for k, v := range ref {
-				if got, ok := tb.get(k); !ok || got != v {
+				if got, ok := tb.Get(k); !ok || got != v {
 					t.Fatalf("step %d: get(%x) = %d %v, want %d", i, k, got, ok, v)
 				}
 			}
 			for k := range uint64(300) {
-				if _, ok := tb.get(k * 0x100); ok != hasKey(ref, k*0x100) {
+				if _, ok := tb.Get(k * 0x100); ok != hasKey(ref, k*0x100) {
 					t.Fatalf("step %d: get(%x) found %v", i, k*0x100, ok)
 				}
 			}

@@ -2,18 +2,17 @@ package hotspot
 
 import "math/bits"
 
-// fpTable maps fingerprints to counter slots for [TopK]: open addressing with linear
-// probing and Fibonacci hashing, faster than a Go map for the summary's lookup/evict/insert
-// cycle. A slot holds its fingerprint and its value side by side, so a lookup touches one
-// cache line, not one in an array of fingerprints and another in an array of values.
+// FPTable maps 64-bit fingerprints to int32 values: open addressing with linear probing
+// and Fibonacci hashing, sized for a load of at most 1/4 of the entries it is made for,
+// faster than a Go map on the hot paths that use it (TopK's index of its counters, the
+// hot-partition observer's sightings). A slot holds its fingerprint and its value side
+// by side, so a lookup touches one cache line, not one in an array of fingerprints and
+// another in an array of values.
 //
-// Deletion is lazy: an evicted partition's slot stays, naming a counter that now holds
-// another partition, and [TopK.lookup] tells the two apart by the counter's fingerprint.
-// An eviction then costs no probe of a second, random part of the table (most operations
-// on a large table evict). Slots are never emptied one at a time, so a fingerprint has
-// at most one slot and put finds it; when the slots in use reach half the table it is
-// rebuilt from the live partitions alone (reset, then put each), keeping probes short.
-type fpTable struct {
+// Entries are never removed one at a time, so a fingerprint has at most one slot and Put
+// finds it; a user whose entries go stale rebuilds the table (Reset, then Put each live
+// one), which Full says is due when half the slots are in use.
+type FPTable struct {
 	slots []fpSlot
 	shift uint
 	mask  uint64
@@ -25,18 +24,19 @@ type fpSlot struct {
 	val int32 // -1: empty
 }
 
-func newFPTable(n int) fpTable {
+// NewFPTable makes a table for n entries.
+func NewFPTable(n int) FPTable {
 	size := 1 << bits.Len(uint(max(4*n, 8)-1))
-	t := fpTable{slots: make([]fpSlot, size), mask: uint64(size - 1)}
+	t := FPTable{slots: make([]fpSlot, size), mask: uint64(size - 1)}
 	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
-	t.reset()
+	t.Reset()
 	return t
 }
 
-func (t *fpTable) home(fp uint64) uint64 { return (fp * 0x9e3779b97f4a7c15) >> t.shift }
+func (t *FPTable) home(fp uint64) uint64 { return (fp * 0x9e3779b97f4a7c15) >> t.shift }
 
-// get is the value last put for fp, which may be stale (see fpTable).
-func (t *fpTable) get(fp uint64) (int32, bool) {
+// Get is the value last put for fp.
+func (t *FPTable) Get(fp uint64) (int32, bool) {
 	for i := t.home(fp); ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		if s.val < 0 {
@@ -48,7 +48,8 @@ func (t *fpTable) get(fp uint64) (int32, bool) {
 	}
 }
 
-func (t *fpTable) put(fp uint64, v int32) {
+// Put sets fp's value.
+func (t *FPTable) Put(fp uint64, v int32) {
 	for i := t.home(fp); ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		if s.val < 0 {
@@ -63,12 +64,12 @@ func (t *fpTable) put(fp uint64, v int32) {
 	}
 }
 
-// full reports whether the table should be rebuilt: half its slots are in use, which
-// with k live partitions in 4k slots leaves k or more stale ones.
-func (t *fpTable) full() bool { return 2*t.used >= len(t.slots) }
+// Full reports whether the table should be rebuilt: half its slots are in use, which
+// with the n live entries it was made for in 4n slots leaves n or more stale ones.
+func (t *FPTable) Full() bool { return 2*t.used >= len(t.slots) }
 
-// reset empties the table.
-func (t *fpTable) reset() {
+// Reset empties the table.
+func (t *FPTable) Reset() {
 	for i := range t.slots {
 		t.slots[i] = fpSlot{val: -1}
 	}

@@ -55,7 +55,7 @@ type bucket struct {
 // and Err <= N/k. A TopK is not safe for concurrent use; keep one per worker and Merge.
 type TopK struct {
 	k        int
-	index    fpTable
+	index    FPTable // partition fingerprint → counter (see lookup)
 	counters []counter
 	buckets  []bucket
 	free     []int32
@@ -68,7 +68,7 @@ func NewTopK(k int) *TopK {
 	if k < 1 {
 		k = 1
 	}
-	return &TopK{k: k, index: newFPTable(k), counters: make([]counter, 0, k), min: -1}
+	return &TopK{k: k, index: NewFPTable(k), counters: make([]counter, 0, k), min: -1}
 }
 
 // K is the number of counters.
@@ -153,10 +153,13 @@ func (t *TopK) AddAt(fp uint64, key []byte, write bool, rows, bytes, at int64) i
 	return int64(c.count - c.err)
 }
 
-// lookup is the counter holding fp's partition, if any. The index may name a counter
-// that has since been given to another partition (see fpTable).
+// lookup is the counter holding fp's partition, if any. The index is never deleted from:
+// an evicted partition's entry stays, naming a counter that now holds another partition,
+// which the counter's own fingerprint tells apart. An eviction then costs no probe of a
+// second, random part of the table (most operations on a large summary evict); admit
+// rebuilds the index from the live partitions when it is Full.
 func (t *TopK) lookup(fp uint64) (int32, bool) {
-	i, ok := t.index.get(fp)
+	i, ok := t.index.Get(fp)
 	return i, ok && t.counters[i].fp == fp
 }
 
@@ -182,8 +185,8 @@ func (t *TopK) admit(fp uint64, key []byte) int32 {
 		c.first, c.last = 0, 0
 		c.key = append(c.key[:0], key...)
 	}
-	t.index.put(fp, i)
-	if t.index.full() {
+	t.index.Put(fp, i)
+	if t.index.Full() {
 		t.reindex()
 	}
 	return i
@@ -192,9 +195,9 @@ func (t *TopK) admit(fp uint64, key []byte) int32 {
 // reindex rebuilds the index from the partitions the summary holds, dropping the slots
 // of those evicted.
 func (t *TopK) reindex() {
-	t.index.reset()
+	t.index.Reset()
 	for i := range t.counters {
-		t.index.put(t.counters[i].fp, int32(i))
+		t.index.Put(t.counters[i].fp, int32(i))
 	}
 }
 

@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"math/bits"
-
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/hotspot"
 	"github.com/shardbench/shardbench/workloads"
@@ -19,42 +17,23 @@ const maxSightings = 4 * TopCounters
 // only for the few reported.
 //
 // Every second operation of a partition's tenure in the summary asks for its sighting,
-// so the lookup is on the hot path: an open-addressing index (linear probing, Fibonacci
-// hashing, a load of at most 1/2) over the list, never deleted from but rebuilt when
-// the list is pruned, rather than a Go map, which would also allocate each sighting
-// apart (it is larger than a map keeps in place).
+// so the lookup is on the hot path: a fingerprint table over the list (rebuilt when the
+// list is pruned) rather than a Go map, which would also allocate each sighting apart
+// (it is larger than a map keeps in place).
 type sightings struct {
-	index []sightSlot
-	shift uint
+	index hotspot.FPTable // partition → position in list
 	list  []sighting
 	fps   []uint64 // the partition of each of list
 }
 
-type sightSlot struct {
-	fp  uint64
-	pos int32 // in list; -1: empty
-}
-
 func newSightings() *sightings {
-	size := 1 << bits.Len(uint(2*maxSightings+1))
-	s := &sightings{index: make([]sightSlot, size), shift: uint(64 - bits.TrailingZeros(uint(size)))}
-	s.reindex()
-	return s
-}
-
-func (s *sightings) slot(fp uint64) *sightSlot {
-	mask := uint64(len(s.index) - 1)
-	for i := (fp * 0x9e3779b97f4a7c15) >> s.shift; ; i = (i + 1) & mask {
-		if sl := &s.index[i]; sl.pos < 0 || sl.fp == fp {
-			return sl
-		}
-	}
+	return &sightings{index: hotspot.NewFPTable(maxSightings)}
 }
 
 // get is partition fp's sighting, nil when it has none.
 func (s *sightings) get(fp uint64) *sighting {
-	if sl := s.slot(fp); sl.pos >= 0 {
-		return &s.list[sl.pos]
+	if pos, ok := s.index.Get(fp); ok {
+		return &s.list[pos]
 	}
 	return nil
 }
@@ -62,11 +41,10 @@ func (s *sightings) get(fp uint64) *sighting {
 // see keeps access a of op as partition fp's sighting, unless it has one. Past
 // maxSightings it drops those of the partitions top no longer holds.
 func (s *sightings) see(fp uint64, a *design.Access, op *workloads.Op, top *hotspot.TopK) {
-	sl := s.slot(fp)
-	if sl.pos >= 0 {
+	if _, ok := s.index.Get(fp); ok {
 		return
 	}
-	sl.fp, sl.pos = fp, int32(len(s.list))
+	s.index.Put(fp, int32(len(s.list)))
 	s.list = append(s.list, sighting{a: *a, op: *op})
 	s.fps = append(s.fps, fp)
 	if len(s.list) > maxSightings {
@@ -85,15 +63,9 @@ func (s *sightings) prune(top *hotspot.TopK) {
 	}
 	clear(s.list[n:]) // let go of what the dropped ones point to
 	s.list, s.fps = s.list[:n], s.fps[:n]
-	s.reindex()
-}
-
-func (s *sightings) reindex() {
-	for i := range s.index {
-		s.index[i] = sightSlot{pos: -1}
-	}
+	s.index.Reset()
 	for i, fp := range s.fps {
-		*s.slot(fp) = sightSlot{fp: fp, pos: int32(i)}
+		s.index.Put(fp, int32(i))
 	}
 }
 
