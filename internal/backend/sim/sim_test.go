@@ -18,6 +18,18 @@ import (
 	"github.com/shardbench/shardbench/workloads"
 )
 
+// each gives ops one by one, in place, as backend.Virtual's next does; nil after the last.
+func each(ops []workloads.Op) func() *workloads.Op {
+	i := 0
+	return func() *workloads.Op {
+		if i >= len(ops) {
+			return nil
+		}
+		i++
+		return &ops[i-1]
+	}
+}
+
 // simulate runs one variant of sc over n operations and returns the simulator and every
 // sample in the order reported.
 func simulate(t *testing.T, sc *scenario.Scenario, variant string, n int) (*Simulator, []metrics.Sample) {
@@ -28,16 +40,8 @@ func simulate(t *testing.T, sc *scenario.Scenario, variant string, n int) (*Simu
 		t.Fatal(err)
 	}
 	orig := slices.Clone(ops)
-	i := 0
-	next := func() *workloads.Op {
-		if i >= len(ops) {
-			return nil
-		}
-		i++
-		return &ops[i-1]
-	}
 	var out []metrics.Sample
-	err = s.Simulate(context.Background(), next, func(smp *metrics.Sample) {
+	err = s.Simulate(context.Background(), each(ops), func(smp *metrics.Sample) {
 		// The backend.Virtual contract: in stream order, each operation reported once,
 		// due (completed, or dropped: intended) at or after its intended time.
 		if n := len(out); n < len(ops) && smp.Intended != int64(ops[n].Intended) {
