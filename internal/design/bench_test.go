@@ -79,21 +79,28 @@ func BenchmarkAppendKeyText(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 }
 
+// compiledAllOps compiles the design in file for the full mix and generates 8,192 of its
+// operations.
+func compiledAllOps(b *testing.B, file string) (*design.Compiled, []workloads.Op) {
+	m := model(b, allOpsScenario(b, 1))
+	p, err := design.Compile(mustLoad(b, filepath.Join(designsDir, file)), m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := stream(m)
+	ops := make([]workloads.Op, 8192)
+	for i := range ops {
+		s.Next(&ops[i])
+	}
+	return p, ops
+}
+
 // BenchmarkPlanAll maps every operation of the full mix to its accesses and keys, as
 // `plan` does: operations per second through one design.
 func BenchmarkPlanAll(b *testing.B) {
 	for _, file := range []string{"seed000.yaml", "seed001-mongo.yaml"} {
 		b.Run(file, func(b *testing.B) {
-			m := model(b, allOpsScenario(b, 1))
-			p, err := design.Compile(mustLoad(b, filepath.Join(designsDir, file)), m)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s := stream(m)
-			ops := make([]workloads.Op, 8192)
-			for i := range ops {
-				s.Next(&ops[i])
-			}
+			p, ops := compiledAllOps(b, file)
 			acc := make([]design.Access, 0, 64)
 			key := make([]byte, 0, 256)
 			keys := 0
@@ -118,16 +125,7 @@ func BenchmarkPlanAll(b *testing.B) {
 func BenchmarkAccesses(b *testing.B) {
 	for _, file := range []string{"seed000.yaml", "seed001-mongo.yaml", "seed002.yaml", "seed003.yaml", "seed004.yaml"} {
 		b.Run(file, func(b *testing.B) {
-			m := model(b, allOpsScenario(b, 1))
-			p, err := design.Compile(mustLoad(b, filepath.Join(designsDir, file)), m)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s := stream(m)
-			ops := make([]workloads.Op, 8192)
-			for i := range ops {
-				s.Next(&ops[i])
-			}
+			p, ops := compiledAllOps(b, file)
 			acc := make([]design.Access, 0, 64)
 			n := 0
 			b.ReportAllocs()
