@@ -65,13 +65,29 @@ func (s *Simulator) readCost(a *design.Access, op *workloads.Op, fp uint64) time
 	m := &s.opt.Cassandra
 	step := a.Step
 	size, rows := s.sizes.get(fp, op.Time, step.TTL)
-	if rows == 0 {
-		if t := s.placer.Loaded[step.Target]; t != nil && t.Rows > 0 {
-			rows = int64(max(a.Rows, 1))
-		}
+	if rows == 0 && s.preloaded(step) {
+		rows = int64(max(a.Rows, 1))
 	}
 	w := readWorkOf(step.SingleRow, size, rows, readLimit(step, op))
 	return m.Read + m.Row*durationOf(max(w.rows, 1)-1) + m.SSTable*durationOf(w.sstables) + m.Index*durationOf(w.index)
+}
+
+// preloaded reports whether step's table held rows before the run (plan.TableLoad),
+// remembered by Step.ID: most reads find their partition untracked, and a lookup by the
+// table's name for each would cost more than the rest of the read's model.
+func (s *Simulator) preloaded(step *design.Step) bool {
+	if s.loaded == nil {
+		s.loaded = make([]int8, s.cfg.Compiled.NumSteps())
+	}
+	if k := s.loaded[step.ID]; k != 0 {
+		return k > 0
+	}
+	k := int8(-1)
+	if t := s.placer.Loaded[step.Target]; t != nil && t.Rows > 0 {
+		k = 1
+	}
+	s.loaded[step.ID] = k
+	return k > 0
 }
 
 // rowsAdded is the rows a write adds to its partition: an insert's rows (an update or a

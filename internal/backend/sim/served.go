@@ -51,6 +51,14 @@ func (c *servedCounts) table(s *design.Step) int32 {
 
 // at is the count of node n and table t.
 func (c *servedCounts) at(n int32, t int32) *Served {
+	if int(n) < len(c.perNode) && int(t) < len(c.perNode[n]) {
+		return &c.perNode[n][t]
+	}
+	return c.grow(n, t)
+}
+
+// grow makes room for the count of node n and table t, and returns it.
+func (c *servedCounts) grow(n int32, t int32) *Served {
 	for int(n) >= len(c.perNode) {
 		c.perNode = append(c.perNode, nil)
 	}

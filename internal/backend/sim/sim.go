@@ -44,7 +44,8 @@ type Simulator struct {
 	latest  int64 // the latest time an operation simulated completed (dropped: was due)
 	accs    []design.Access
 	sizes   partitionSizes
-	prepErr error // from prepare: the layout could not be built
+	loaded  []int8 // by Step.ID: whether its table held rows before the run (1), not (-1), unknown (0)
+	prepErr error  // from prepare: the layout could not be built
 
 	// Tables shared with the other variants of the stream (share.go): shares holds, by
 	// Step.ID, the group's shared table that places the step (-1: this variant places
