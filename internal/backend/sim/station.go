@@ -209,8 +209,16 @@ func (s *Station) hold(j job) {
 	}
 }
 
-// flush places the held-back jobs that arrive by t, in arrival order.
+// flush places the held-back jobs that arrive by t, in arrival order. Most calls find
+// none, which is checked where flush is called (it is inlined), not in a call.
 func (s *Station) flush(t int64) {
+	if len(s.pending) > 0 && s.pending[0].arrival <= t {
+		s.placeHeld(t)
+	}
+}
+
+// placeHeld places the held-back jobs that arrive by t, in arrival order.
+func (s *Station) placeHeld(t int64) {
 	for len(s.pending) > 0 && s.pending[0].arrival <= t {
 		j := s.pending[0]
 		h := s.pending
