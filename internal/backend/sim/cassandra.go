@@ -42,9 +42,12 @@ type cassCluster struct {
 	// consistency level (and, for an LWT, its serial level) waits for.
 	quotas [][]stepQuota
 	acks   []ack
-	live   []int32
-	pick   []int32
-	paxos  holdTable // the partitions Paxos rounds hold (paxos.go)
+	// live is the request's live replicas: the reach's own replicas while every node is
+	// up (read only, never appended to), else liveBuf filtered from them.
+	live, liveBuf []int32
+	down          int // nodes down
+	pick          []int32
+	paxos         holdTable // the partitions Paxos rounds hold (paxos.go)
 	// paxosBuf holds an LWT's Paxos participants.
 	paxosBuf []int32
 	// joining node: serves no reads and takes no place in the ring until its streaming
@@ -102,7 +105,15 @@ func (c *cassCluster) names() []string {
 
 func (c *cassCluster) find(node string) int { return nodeIndex(c.names(), node) }
 
-func (c *cassCluster) setUp(i int, up bool, _ int64) { c.up[i] = up }
+func (c *cassCluster) setUp(i int, up bool, _ int64) {
+	switch {
+	case up && !c.up[i]:
+		c.down--
+	case !up && c.up[i]:
+		c.down++
+	}
+	c.up[i] = up
+}
 
 // quota is the replica responses step s waits for from a client in data center dc:
 // blockFor of its consistency level and, for an LWT, of its serial level.
@@ -215,11 +226,15 @@ func (c *cassCluster) access(a *design.Access, op *workloads.Op, w *reach, t int
 	}
 	step := a.Step
 	q := c.quota(step, dc)
-	c.live = c.live[:0]
-	for _, r := range w.replicas {
-		if c.up[r] {
-			c.live = append(c.live, r)
+	c.live = w.replicas
+	if c.down > 0 {
+		c.liveBuf = c.liveBuf[:0]
+		for _, r := range w.replicas {
+			if c.up[r] {
+				c.liveBuf = append(c.liveBuf, r)
+			}
 		}
+		c.live = c.liveBuf
 	}
 	if len(c.live) == 0 || !c.enough(&q.level, c.live) || (step.Kind == design.LWT && !c.enough(&q.serial, c.live)) {
 		return t + 2*c.half, metrics.Unavailable
