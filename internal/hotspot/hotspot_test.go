@@ -265,6 +265,40 @@ func TestDistinct(t *testing.T) {
 	small := NewDistinct()
 	small.Add(7)
 	a.Merge(small)
+	// Fingerprints added since the last batch was counted count in a merge and an
+	// estimate, on either side.
+	x, y := NewDistinct(), NewDistinct()
+	for i := uint64(0); i < 10; i++ {
+		x.Add(i)
+		y.Add(i + 5)
+	}
+	x.Merge(y)
+	if n, exact, _ := x.Estimate(); n != 15 || !exact {
+		t.Fatalf("merged while pending: %d %v", n, exact)
+	}
+}
+
+// TestDistinctBatchOrder: the registers are the same whether fingerprints are counted
+// one by one or in batches (Add batches them; a flush counts what is pending).
+func TestDistinctBatchOrder(t *testing.T) {
+	a, b := NewDistinct(), NewDistinct()
+	for i := uint64(0); i < 3*ExactLimit+17; i++ {
+		fp := mix(i * 7919)
+		a.Add(fp)
+		b.Add(fp)
+		b.flush()
+		if i == ExactLimit/2 {
+			a.flush()
+			b.flush()
+			if a.exact.n != b.exact.n {
+				t.Fatalf("exact phase: %d vs %d", a.exact.n, b.exact.n)
+			}
+		}
+	}
+	a.flush()
+	if !slices.Equal(a.reg, b.reg) {
+		t.Fatal("registers differ")
+	}
 }
 
 func TestMeasure(t *testing.T) {
