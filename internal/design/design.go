@@ -255,6 +255,7 @@ type stepPlan struct {
 	view  opView
 	parts partsFunc
 	size  sizeFunc
+	sized sizeConst
 }
 
 // plan lays out byType's steps for Accesses.
@@ -263,7 +264,7 @@ func (p *Compiled) plan() {
 	for i, opSteps := range p.byType {
 		for _, s := range opSteps {
 			c := s.c
-			p.plans[i] = append(p.plans[i], stepPlan{step: s, when: c.when, view: c.view, parts: c.parts, size: c.size})
+			p.plans[i] = append(p.plans[i], stepPlan{step: s, when: c.when, view: c.view, parts: c.parts, size: c.size, sized: c.sized})
 		}
 	}
 }
@@ -318,7 +319,10 @@ func (p *Compiled) Accesses(op *workloads.Op, dst []Access) []Access {
 		if sp.parts != nil {
 			parts = sp.parts(sop)
 		}
-		rows, bytes := sp.size(sop, parts)
+		rows, bytes := sp.sized.rows, sp.sized.bytes
+		if !sp.sized.ok {
+			rows, bytes = sp.size(sop, parts)
+		}
 		for k := int32(0); k < parts; k++ {
 			dst = append(dst, Access{Step: sp.step, Part: k, Parts: parts, Rows: rows, Bytes: bytes})
 		}
