@@ -19,9 +19,10 @@ type stepFuncs struct {
 	// (the step's view:). Compiled.Accesses and the Access methods apply it, once per call.
 	view opView
 	// parts is the step's fan-out for an operation (nil: one partition); size its rows
-	// and bytes.
+	// and bytes, which sized says are the same for every operation (see constSize).
 	parts partsFunc
 	size  sizeFunc
+	sized sizeConst
 	// appendKey serialises the partition (shard) key; keyValues (MongoDB steps) does the
 	// same and also appends the values it encodes, deriving each once; keyVals derive
 	// the key's values one column (field) at a time.
@@ -31,6 +32,20 @@ type stepFuncs struct {
 	// binds are a CQL statement's bind values in marker order; command a MongoDB request.
 	binds   []bindFn
 	command commandFunc
+}
+
+// sizeConst is the rows and bytes of a step whose size no operation changes (ok).
+type sizeConst struct {
+	ok          bool
+	rows, bytes int32
+}
+
+// constSize makes the step's size rows and bytes for every operation: Accesses then
+// takes them from its plan instead of calling size for every access of every variant
+// (most steps read or write one row of a fixed size).
+func (c *stepFuncs) constSize(rows, bytes int32) {
+	c.size = func(*workloads.Op, int32) (int32, int32) { return rows, bytes }
+	c.sized = sizeConst{ok: true, rows: rows, bytes: bytes}
 }
 
 // condition is a step's when: which operations it applies to. A value rather than a

@@ -680,6 +680,14 @@ func (b *cqlBuilder) sizeFunc() {
 	switch {
 	case s.Kind.IsWrite() && s.Verb != "delete":
 		appendMode := action == workloads.ItemAdd && spec.Mode != "rewrite" && itemsCol != nil
+		switch {
+		case appendMode:
+			c.constSize(1, fixed+perItem)
+			return
+		case perItem == 0:
+			c.constSize(1, fixed)
+			return
+		}
 		c.size = func(op *workloads.Op, _ int32) (int32, int32) {
 			n := op.Items
 			if appendMode {
@@ -688,13 +696,21 @@ func (b *cqlBuilder) sizeFunc() {
 			return 1, fixed + perItem*n
 		}
 	case s.Verb == "delete":
-		c.size = func(*workloads.Op, int32) (int32, int32) { return 1, fixed / 4 }
+		c.constSize(1, fixed/4)
 	default:
 		limit := int32(spec.Limit)
 		list := action == workloads.List
 		hasItems := itemsCol != nil
 		get := action == workloads.Get
 		singleRow := b.singleRow
+		if singleRow && !(hasItems && get) { // one row, its size not the operation's
+			if hasItems {
+				c.constSize(1, fixed+perItem*2)
+			} else {
+				c.constSize(1, fixed)
+			}
+			return
+		}
 		c.size = func(op *workloads.Op, parts int32) (int32, int32) {
 			rows := int32(1)
 			// A Get of a table holding the item list reads one row (one cart); of a

@@ -359,24 +359,18 @@ func (b *mongoBuilder) sizeFunc() {
 			}
 			return rows, rows * row
 		}
+	case b.read && !hasItems:
+		c.constSize(1, fixed)
 	case b.read:
-		c.size = func(op *workloads.Op, _ int32) (int32, int32) {
-			if hasItems {
-				return 1, fixed + perItem*op.Items
-			}
-			return 1, fixed
-		}
-	default:
-		insert, push := b.insert, b.op.spec.Action == workloads.ItemAdd
-		c.size = func(op *workloads.Op, _ int32) (int32, int32) {
-			switch {
-			case insert:
-				return 1, fixed + perItem*op.Items
-			case push:
-				return 1, perItem + 32
-			}
-			return 1, 64
-		}
+		c.size = func(op *workloads.Op, _ int32) (int32, int32) { return 1, fixed + perItem*op.Items }
+	case b.insert && perItem == 0:
+		c.constSize(1, fixed)
+	case b.insert: // the document with its items
+		c.size = func(op *workloads.Op, _ int32) (int32, int32) { return 1, fixed + perItem*op.Items }
+	case b.op.spec.Action == workloads.ItemAdd: // $push of one item
+		c.constSize(1, perItem+32)
+	default: // an update's $set
+		c.constSize(1, 64)
 	}
 }
 

@@ -192,10 +192,17 @@ func (l *Loader) Count(i int) int64 {
 // user_id, a product's reader session) is not written there, as the operations that
 // create records skip such tables. f must not keep a or row. Safe for concurrent use.
 func (l *Loader) Rows(op *workloads.Op, f func(a *Access, row *workloads.Op)) {
-	l.rows(0, op, f)
+	if len(l.expand) == 0 {
+		l.rows(0, op, nil, f)
+		return
+	}
+	// One row per expansion level, reused for its elements: f sees each row only while
+	// it is called, and a row allocated apart for every element (a product's five
+	// zones, a cart's items) made most of the population's garbage.
+	l.rows(0, op, make([]workloads.Op, len(l.expand)), f)
 }
 
-func (l *Loader) rows(i int, op *workloads.Op, f func(a *Access, row *workloads.Op)) {
+func (l *Loader) rows(i int, op *workloads.Op, buf []workloads.Op, f func(a *Access, row *workloads.Op)) {
 	if i == len(l.expand) {
 		for _, key := range l.keys {
 			if _, ok := key(op); !ok {
@@ -209,10 +216,11 @@ func (l *Loader) rows(i int, op *workloads.Op, f func(a *Access, row *workloads.
 	}
 	e := &l.expand[i]
 	n := e.Count(op)
+	row := &buf[i]
 	for k := 0; k < n; k++ {
-		row := *op
-		e.Apply(&row, k)
-		l.rows(i+1, &row, f)
+		*row = *op
+		e.Apply(row, k)
+		l.rows(i+1, row, buf, f)
 	}
 }
 

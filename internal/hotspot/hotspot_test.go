@@ -24,8 +24,8 @@ func check(t *testing.T, tk *TopK) {
 			t.Fatalf("bucket list broken at %d: %+v (prev count %d)", b, bk, prev)
 		}
 		before := int32(-1)
-		for c := bk.head; c >= 0; before, c = c, tk.counters[c].next {
-			ct := tk.counters[c]
+		for c := bk.head; c >= 0; before, c = c, tk.nodes[c].next {
+			ct := tk.nodes[c]
 			if v, ok := tk.lookup(ct.fp); ct.bucket != b || ct.prev != before || ct.count != bk.count || !ok || v != c {
 				t.Fatalf("counter %d in bucket %d: %+v", c, b, ct)
 			}
@@ -33,14 +33,15 @@ func check(t *testing.T, tk *TopK) {
 		}
 		prev, back = bk.count, b
 	}
-	live := 0
+	named := map[int32]bool{} // counters a slot names with their fingerprint's tag
 	for _, s := range tk.index.slots {
-		if s.val >= 0 && tk.counters[s.val].fp == s.fp {
-			live++
+		if s.val >= 0 && uint32(tk.nodes[s.val].fp) == s.tag {
+			named[s.val] = true
 		}
 	}
-	if seen != len(tk.counters) || live != len(tk.counters) || tk.index.Full() {
-		t.Fatalf("%d counters reachable, %d held, %d indexed, %d of %d slots used", seen, len(tk.counters), live, tk.index.used, len(tk.index.slots))
+	live := len(named)
+	if seen != len(tk.nodes) || live != len(tk.nodes) || len(tk.tallies) != len(tk.nodes) || tk.index.full() {
+		t.Fatalf("%d counters reachable, %d held, %d indexed, %d of %d slots used", seen, len(tk.nodes), live, tk.index.used, len(tk.index.slots))
 	}
 }
 
@@ -74,6 +75,36 @@ func TestTopKExactWhenSmall(t *testing.T) {
 }
 
 // Space-Saving's guarantees on a skewed stream much wider than k.
+// TestTopKLongKeysAndTagCollisions: partitions whose fingerprints share the 32 bits the
+// index keeps are told apart, and keys longer than a counter's slot are kept whole,
+// through evictions too.
+func TestTopKLongKeysAndTagCollisions(t *testing.T) {
+	tk := NewTopK(8)
+	keyOf := func(i int) []byte { return []byte(strings.Repeat("k", 50+i%30) + fmt.Sprint(i)) } // some longer than a slot
+	fpOf := func(i int) uint64 { return 0xabcdef01 | uint64(i)<<32 }
+	for i := range 6 {
+		for range i + 1 {
+			tk.Add(fpOf(i), keyOf(i), false, 0, 0)
+		}
+	}
+	check(t, tk)
+	for _, e := range tk.Top(-1) {
+		i := int(e.FP >> 32)
+		if e.Ops != int64(i+1) || e.Err != 0 || string(e.Key) != string(keyOf(i)) {
+			t.Fatalf("partition %d: %+v", i, e)
+		}
+	}
+	for i := 6; i < 200; i++ { // evictions
+		tk.Add(fpOf(i), keyOf(i), i%2 == 0, 1, 10)
+		check(t, tk)
+	}
+	for _, e := range tk.Top(-1) {
+		if i := int(e.FP >> 32); string(e.Key) != string(keyOf(i)) {
+			t.Fatalf("partition %d has key %q", i, e.Key)
+		}
+	}
+}
+
 func TestTopKGuarantees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	zipf := rand.NewZipf(rng, 1.2, 1, 100_000)
@@ -234,6 +265,40 @@ func TestDistinct(t *testing.T) {
 	small := NewDistinct()
 	small.Add(7)
 	a.Merge(small)
+	// Fingerprints added since the last batch was counted count in a merge and an
+	// estimate, on either side.
+	x, y := NewDistinct(), NewDistinct()
+	for i := uint64(0); i < 10; i++ {
+		x.Add(i)
+		y.Add(i + 5)
+	}
+	x.Merge(y)
+	if n, exact, _ := x.Estimate(); n != 15 || !exact {
+		t.Fatalf("merged while pending: %d %v", n, exact)
+	}
+}
+
+// TestDistinctBatchOrder: the registers are the same whether fingerprints are counted
+// one by one or in batches (Add batches them; a flush counts what is pending).
+func TestDistinctBatchOrder(t *testing.T) {
+	a, b := NewDistinct(), NewDistinct()
+	for i := uint64(0); i < 3*ExactLimit+17; i++ {
+		fp := mix(i * 7919)
+		a.Add(fp)
+		b.Add(fp)
+		b.flush()
+		if i == ExactLimit/2 {
+			a.flush()
+			b.flush()
+			if a.exact.n != b.exact.n {
+				t.Fatalf("exact phase: %d vs %d", a.exact.n, b.exact.n)
+			}
+		}
+	}
+	a.flush()
+	if !slices.Equal(a.reg, b.reg) {
+		t.Fatal("registers differ")
+	}
 }
 
 func TestMeasure(t *testing.T) {

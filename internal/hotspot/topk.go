@@ -31,15 +31,30 @@ type Entry struct {
 	FirstGrowth, LastGrowth int64
 }
 
-type counter struct {
-	fp                         uint64
-	count, err                 uint64
+// node is a counter's place in the stream summary: what finding a partition and moving
+// it between buckets touch, 32 bytes, two to a cache line. The summaries of a run's
+// tables together outgrow the CPU's caches, and an operation on a busy table moves a
+// counter and its neighbours in their buckets: the fewer lines those take, the fewer
+// misses (the counts an operation adds are apart, in tally).
+type node struct {
+	fp         uint64
+	count      uint64
+	bucket     int32
+	prev, next int32 // within the bucket
+}
+
+// tally is what a counter counts besides its place, one cache line.
+type tally struct {
+	err                        uint64
 	reads, writes, rows, bytes int64
 	first, last                int64 // times of the first and last growth (AddAt)
-	key                        []byte
-	bucket                     int32
-	prev, next                 int32 // within the bucket
+	keyLen                     int32 // the key's length, in keys (or long past keySlot)
 }
+
+// keySlot is the bytes of a counter's key kept in TopK.keys, a cache line: every
+// partition key of the shipped designs fits (a UUID is 16 bytes, the longest key 50); a
+// longer one is kept apart, in long.
+const keySlot = 64
 
 type bucket struct {
 	count      uint64
@@ -49,18 +64,24 @@ type bucket struct {
 
 // TopK is a Space-Saving stream summary (Metwally, Agrawal, El Abbadi 2005) of
 // operations per partition: k counters in buckets of equal count, so an increment is
-// O(1) (one map lookup, one bucket move). Memory is bounded by k counters plus their
+// O(1) (one index lookup, one bucket move). Memory is bounded by k counters plus their
 // keys. Guarantees, with N operations offered: every partition with more than N/k
 // operations is in the summary; each entry's count overestimates by at most its Err,
 // and Err <= N/k. A TopK is not safe for concurrent use; keep one per worker and Merge.
+//
+// Counter i is nodes[i] (its place), tallies[i] (its counts) and its key (keys[i*keySlot:]
+// or long[i]): three arrays, so that an operation touches only the lines it needs.
 type TopK struct {
-	k        int
-	index    FPTable // partition fingerprint → counter (see lookup)
-	counters []counter
-	buckets  []bucket
-	free     []int32
-	min      int32 // bucket with the smallest count, -1 when empty
-	total    Totals
+	k       int
+	index   counterIndex // partition fingerprint → counter (see lookup)
+	nodes   []node
+	tallies []tally
+	keys    []byte   // keySlot bytes per counter
+	long    [][]byte // by counter, the keys longer than keySlot (nil until one is)
+	buckets []bucket
+	free    []int32
+	min     int32 // bucket with the smallest count, -1 when empty
+	total   Totals
 }
 
 // NewTopK tracks up to k partitions.
@@ -68,7 +89,7 @@ func NewTopK(k int) *TopK {
 	if k < 1 {
 		k = 1
 	}
-	return &TopK{k: k, index: NewFPTable(k), counters: make([]counter, 0, k), min: -1}
+	return &TopK{k: k, index: newCounterIndex(k), nodes: make([]node, 0, k), tallies: make([]tally, 0, k), keys: make([]byte, k*keySlot), min: -1}
 }
 
 // K is the number of counters.
@@ -136,7 +157,7 @@ func (t *TopK) AddAt(fp uint64, key []byte, write bool, rows, bytes, at int64) i
 		i = t.admit(fp, key)
 	}
 	t.increment(i, 1)
-	c := &t.counters[i]
+	c := &t.tallies[i]
 	if write {
 		c.writes++
 		c.rows += rows
@@ -150,17 +171,16 @@ func (t *TopK) AddAt(fp uint64, key []byte, write bool, rows, bytes, at int64) i
 	} else {
 		c.reads++
 	}
-	return int64(c.count - c.err)
+	return int64(t.nodes[i].count - c.err)
 }
 
 // lookup is the counter holding fp's partition, if any. The index is never deleted from:
 // an evicted partition's entry stays, naming a counter that now holds another partition,
 // which the counter's own fingerprint tells apart. An eviction then costs no probe of a
 // second, random part of the table (most operations on a large summary evict); admit
-// rebuilds the index from the live partitions when it is Full.
+// rebuilds the index from the live partitions when it is full.
 func (t *TopK) lookup(fp uint64) (int32, bool) {
-	i, ok := t.index.Get(fp)
-	return i, ok && t.counters[i].fp == fp
+	return t.index.find(fp, t.nodes)
 }
 
 // Holds reports whether the summary holds the partition with fingerprint fp.
@@ -173,20 +193,19 @@ func (t *TopK) Holds(fp uint64) bool {
 // the place of a partition with the smallest count, inheriting that count as its error.
 func (t *TopK) admit(fp uint64, key []byte) int32 {
 	var i int32
-	if len(t.counters) < t.k {
-		i = int32(len(t.counters))
-		t.counters = append(t.counters, counter{fp: fp, bucket: -1, prev: -1, next: -1})
-		t.counters[i].key = append([]byte(nil), key...)
+	if len(t.nodes) < t.k {
+		i = int32(len(t.nodes))
+		t.nodes = append(t.nodes, node{fp: fp, bucket: -1, prev: -1, next: -1})
+		t.tallies = append(t.tallies, tally{})
 	} else {
 		i = t.buckets[t.min].head
-		c := &t.counters[i]
-		c.fp, c.err = fp, c.count
-		c.reads, c.writes, c.rows, c.bytes = 0, 0, 0, 0
-		c.first, c.last = 0, 0
-		c.key = append(c.key[:0], key...)
+		n := &t.nodes[i]
+		n.fp = fp
+		t.tallies[i] = tally{err: n.count}
 	}
-	t.index.Put(fp, i)
-	if t.index.Full() {
+	t.setKey(i, key)
+	t.index.add(fp, i)
+	if t.index.full() {
 		t.reindex()
 	}
 	return i
@@ -195,10 +214,32 @@ func (t *TopK) admit(fp uint64, key []byte) int32 {
 // reindex rebuilds the index from the partitions the summary holds, dropping the slots
 // of those evicted.
 func (t *TopK) reindex() {
-	t.index.Reset()
-	for i := range t.counters {
-		t.index.Put(t.counters[i].fp, int32(i))
+	t.index.reset()
+	for i := range t.nodes {
+		t.index.add(t.nodes[i].fp, int32(i))
 	}
+}
+
+// setKey keeps a copy of counter i's key.
+func (t *TopK) setKey(i int32, key []byte) {
+	t.tallies[i].keyLen = int32(len(key))
+	if len(key) <= keySlot {
+		copy(t.keys[int(i)*keySlot:], key)
+		return
+	}
+	if t.long == nil {
+		t.long = make([][]byte, t.k)
+	}
+	t.long[i] = append(t.long[i][:0], key...)
+}
+
+// key is counter i's key (aliasing the summary's copy).
+func (t *TopK) key(i int) []byte {
+	n := int(t.tallies[i].keyLen)
+	if n > keySlot {
+		return t.long[i]
+	}
+	return t.keys[i*keySlot : i*keySlot+n]
 }
 
 func (t *TopK) newBucket(count uint64, prev, next int32) int32 {
@@ -223,23 +264,23 @@ func (t *TopK) newBucket(count uint64, prev, next int32) int32 {
 }
 
 func (t *TopK) detach(i int32) {
-	c := &t.counters[i]
+	c := &t.nodes[i]
 	if c.prev >= 0 {
-		t.counters[c.prev].next = c.next
+		t.nodes[c.prev].next = c.next
 	} else {
 		t.buckets[c.bucket].head = c.next
 	}
 	if c.next >= 0 {
-		t.counters[c.next].prev = c.prev
+		t.nodes[c.next].prev = c.prev
 	}
 	c.prev, c.next = -1, -1
 }
 
 func (t *TopK) attach(i, b int32) {
-	c := &t.counters[i]
+	c := &t.nodes[i]
 	c.bucket, c.prev, c.next = b, -1, t.buckets[b].head
 	if c.next >= 0 {
-		t.counters[c.next].prev = i
+		t.nodes[c.next].prev = i
 	}
 	t.buckets[b].head = i
 }
@@ -259,7 +300,7 @@ func (t *TopK) removeBucket(b int32) {
 
 // increment moves counter i from its bucket to the bucket of count+d.
 func (t *TopK) increment(i int32, d uint64) {
-	c := &t.counters[i]
+	c := &t.nodes[i]
 	old := c.bucket
 	want := c.count + d
 	c.count = want
@@ -298,15 +339,15 @@ func (t *TopK) increment(i int32, d uint64) {
 }
 
 // Len is the number of partitions in the summary.
-func (t *TopK) Len() int { return len(t.counters) }
+func (t *TopK) Len() int { return len(t.nodes) }
 
 // Top returns up to n entries, heaviest first (by Ops, then by smaller Err, then key).
 func (t *TopK) Top(n int) []Entry {
-	out := make([]Entry, 0, len(t.counters))
-	for i := range t.counters {
-		c := &t.counters[i]
+	out := make([]Entry, 0, len(t.nodes))
+	for i := range t.nodes {
+		n, c := &t.nodes[i], &t.tallies[i]
 		out = append(out, Entry{
-			Key: slices.Clone(c.key), FP: c.fp, Ops: int64(c.count), Err: int64(c.err),
+			Key: slices.Clone(t.key(i)), FP: n.fp, Ops: int64(n.count), Err: int64(c.err),
 			Reads: c.reads, Writes: c.writes, Rows: c.rows, Bytes: c.bytes,
 			FirstGrowth: c.first, LastGrowth: c.last,
 		})
@@ -339,7 +380,7 @@ func sign(x int64) int64 {
 // MinCount is the smallest count in the summary (0 when not full): no partition outside
 // the summary has more operations than this.
 func (t *TopK) MinCount() int64 {
-	if len(t.counters) < t.k || t.min < 0 {
+	if len(t.nodes) < t.k || t.min < 0 {
 		return 0
 	}
 	return int64(t.buckets[t.min].count)
@@ -350,20 +391,21 @@ func (t *TopK) MinCount() int64 {
 // that side's minimum count as error; keep the k largest). The totals add exactly.
 func (t *TopK) Merge(o *TopK) {
 	type item struct {
-		c   counter
-		err uint64
+		fp, count uint64
+		c         tally // its err is the merged error
+		key       []byte
 	}
 	all := map[uint64]*item{}
 	tmin, omin := uint64(t.MinCount()), uint64(o.MinCount())
-	for i := range t.counters {
-		c := t.counters[i]
-		all[c.fp] = &item{c: c, err: c.err}
+	for i := range t.nodes {
+		n := t.nodes[i]
+		all[n.fp] = &item{fp: n.fp, count: n.count, c: t.tallies[i], key: t.key(i)}
 	}
-	for i := range o.counters {
-		c := o.counters[i]
-		if it, ok := all[c.fp]; ok {
-			it.c.count += c.count
-			it.err += c.err
+	for i := range o.nodes {
+		n, c := o.nodes[i], o.tallies[i]
+		if it, ok := all[n.fp]; ok {
+			it.count += n.count
+			it.c.err += c.err
 			it.c.reads += c.reads
 			it.c.writes += c.writes
 			it.c.rows += c.rows
@@ -372,17 +414,17 @@ func (t *TopK) Merge(o *TopK) {
 				it.c.first = c.first
 			}
 			it.c.last = max(it.c.last, c.last)
-			it.c.key = c.key
+			it.key = o.key(i)
 			continue
 		}
-		c.count += tmin
-		all[c.fp] = &item{c: c, err: c.err + tmin}
+		c.err += tmin
+		all[n.fp] = &item{fp: n.fp, count: n.count + tmin, c: c, key: o.key(i)}
 	}
-	for i := range t.counters {
-		if _, ok := o.lookup(t.counters[i].fp); !ok {
-			it := all[t.counters[i].fp]
-			it.c.count += omin
-			it.err += omin
+	for i := range t.nodes {
+		if _, ok := o.lookup(t.nodes[i].fp); !ok {
+			it := all[t.nodes[i].fp]
+			it.count += omin
+			it.c.err += omin
 		}
 	}
 	items := make([]*item, 0, len(all))
@@ -391,15 +433,15 @@ func (t *TopK) Merge(o *TopK) {
 	}
 	slices.SortFunc(items, func(a, b *item) int {
 		switch {
-		case a.c.count > b.c.count:
+		case a.count > b.count:
 			return -1
-		case a.c.count < b.c.count:
+		case a.count < b.count:
 			return 1
 		}
 		switch {
-		case a.c.fp < b.c.fp:
+		case a.fp < b.fp:
 			return -1
-		case a.c.fp > b.c.fp:
+		case a.fp > b.fp:
 			return 1
 		}
 		return 0
@@ -413,15 +455,15 @@ func (t *TopK) Merge(o *TopK) {
 	total.Writes += o.total.Writes
 	total.Rows += o.total.Rows
 	total.Bytes += o.total.Bytes
-	*t = *NewTopK(t.k)
+	*t = *NewTopK(t.k) // the items' keys alias the old arrays, which this leaves alone
 	t.total = total
 	for _, it := range items {
-		i := t.admit(it.c.fp, it.c.key)
-		c := &t.counters[i]
+		i := t.admit(it.fp, it.key)
+		c := &t.tallies[i]
 		c.reads, c.writes, c.rows, c.bytes = it.c.reads, it.c.writes, it.c.rows, it.c.bytes
 		c.first, c.last = it.c.first, it.c.last
-		t.increment(i, it.c.count)
-		t.counters[i].err = it.err
+		t.increment(i, it.count)
+		c.err = it.c.err
 	}
 }
 
@@ -445,11 +487,11 @@ func (t *TopK) Share(fraction float64, distinct int64) Share {
 	m := int64(math.Ceil(fraction * float64(distinct)))
 	m = max(m, 1)
 	s.Partitions = m
-	counts := make([]int64, 0, len(t.counters))
-	guaranteed := make([]int64, 0, len(t.counters))
-	for i := range t.counters {
-		counts = append(counts, int64(t.counters[i].count))
-		guaranteed = append(guaranteed, int64(t.counters[i].count-t.counters[i].err))
+	counts := make([]int64, 0, len(t.nodes))
+	guaranteed := make([]int64, 0, len(t.nodes))
+	for i := range t.nodes {
+		counts = append(counts, int64(t.nodes[i].count))
+		guaranteed = append(guaranteed, int64(t.nodes[i].count-t.tallies[i].err))
 	}
 	slices.SortFunc(counts, func(a, b int64) int { return int(sign(b - a)) })
 	slices.SortFunc(guaranteed, func(a, b int64) int { return int(sign(b - a)) })

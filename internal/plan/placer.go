@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/hotspot"
@@ -197,24 +198,14 @@ func (pl *Placer) buildChunks() error {
 		}
 	}
 	size := ChunkSize(pl.Compiled.Design)
+	pop := PopulationOf(pl.Compiled.Model)
 	for _, coll := range order {
-		pat := patterns[coll]
-		var t *pm.ChunkTable
-		var err error
-		loaded := pl.Loaded[coll]
-		switch {
-		case pat.HashedPrefix():
-			t, err = pm.PresplitHashed(pat, pl.Shards, pm.Presplit{Rule: pm.SplitV72})
-		case loaded == nil || len(loaded.Keys) == 0:
-			t, err = pm.SingleChunk(pat, pl.Shards, pl.Shards[0])
-		default:
-			t, err = pm.SplitByData(pat, pl.Shards, loaded.Keys, pm.DataModel{ChunkSize: size, Primary: pl.Shards[0]})
-		}
+		t, start, err := pop.chunkTable(patterns[coll], pl.Shards, pl.Loaded[coll], size)
 		if err != nil {
 			return fmt.Errorf("collection %s: %w", coll, err)
 		}
 		pl.Tables[coll] = t
-		pl.startChunks[coll] = shardChunks(t, loaded)
+		pl.startChunks[coll] = start
 		var owners []int
 		for _, ch := range t.Chunks {
 			owners = append(owners, ch.Shard)
@@ -223,6 +214,52 @@ func (pl *Placer) buildChunks() error {
 		pl.allByT[t] = slices.Compact(owners)
 	}
 	return nil
+}
+
+// chunkEntry is one chunk table as the run starts, made once for every placer.
+type chunkEntry struct {
+	once  sync.Once
+	t     *pm.ChunkTable
+	start []results.ShardChunks // shardChunks(t, loaded)
+	err   error
+}
+
+// chunkTable is the chunk table a collection with shard key pat starts with on shards,
+// holding loaded at the chunk size, and its chunks per shard (shardChunks). Cutting the
+// chunks from the loaded keys costs a sort of them; the variants of a sweep define most
+// of their collections alike, so each table is made once per population (by what it
+// depends on) and every placer gets a copy of its own, which the run may change (chunks
+// moved, a shard added).
+func (p *Population) chunkTable(pat pm.KeyPattern, shards []string, loaded *TableLoad, size int64) (*pm.ChunkTable, []results.ShardChunks, error) {
+	key := fmt.Sprintf("%v %q %p %d", pat, shards, loaded, size)
+	p.mu.Lock()
+	e := p.chunks[key]
+	if e == nil {
+		e = &chunkEntry{}
+		p.chunks[key] = e
+	}
+	p.mu.Unlock()
+	e.once.Do(func() {
+		switch {
+		case pat.HashedPrefix():
+			e.t, e.err = pm.PresplitHashed(pat, shards, pm.Presplit{Rule: pm.SplitV72})
+		case loaded == nil || len(loaded.Keys) == 0:
+			e.t, e.err = pm.SingleChunk(pat, shards, shards[0])
+		default:
+			e.t, e.err = pm.SplitByData(pat, shards, loaded.Keys, pm.DataModel{ChunkSize: size, Primary: shards[0]})
+		}
+		if e.err == nil {
+			e.start = shardChunks(e.t, loaded)
+		}
+	})
+	if e.err != nil {
+		return nil, nil, e.err
+	}
+	start := slices.Clone(e.start)
+	for i := range start {
+		start[i].Jumbo = slices.Clone(start[i].Jumbo)
+	}
+	return e.t.Clone(), start, nil
 }
 
 // StartChunks is a sharded collection's chunks per shard as the run started, with the

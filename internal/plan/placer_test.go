@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -70,6 +71,38 @@ func TestPlaceKeepsShardLists(t *testing.T) {
 	for _, k := range []string{"broadcast", "point", "prefix"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s request placed: %v", k, kinds)
+		}
+	}
+}
+
+// TestPlacersOwnChunkTables: placers of one model share the work of cutting chunk tables
+// (Population.chunkTable) but not the tables: the balancer moving a chunk, or a shard
+// added, in one variant's run leaves another's layout as it started.
+func TestPlacersOwnChunkTables(t *testing.T) {
+	p, _ := benchVariant(t, "seed001-mongo")
+	a, err := NewPlacer(p, &Cluster{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewPlacer(p, &Cluster{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Tables) == 0 {
+		t.Fatal("no sharded collection")
+	}
+	sh := a.AddShard("")
+	for coll, ct := range a.Tables {
+		a.MoveChunk(ct, len(ct.Chunks)-1, sh)
+		a.startChunks[coll][0].Chunks = -1
+	}
+	c, err := NewPlacer(p, &Cluster{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for coll, ct := range b.Tables {
+		if ct == a.Tables[coll] || !reflect.DeepEqual(ct, c.Tables[coll]) || !reflect.DeepEqual(b.StartChunks(coll), c.StartChunks(coll)) {
+			t.Errorf("%s: another placer's balancer changed this one's chunks: %v", coll, ct.ChunksPerShard())
 		}
 	}
 }

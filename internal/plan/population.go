@@ -103,9 +103,10 @@ func (t *TableLoad) Sampled() bool { return t != nil && t.Stride > 1 }
 // Population is the data a model's population puts in each table, computed once per
 // table definition (design.Loader.Signature) for every variant and caller.
 type Population struct {
-	Model *workloads.Model
-	mu    sync.Mutex
-	byKey map[string]*loadEntry
+	Model  *workloads.Model
+	mu     sync.Mutex
+	byKey  map[string]*loadEntry
+	chunks map[string]*chunkEntry // see chunkTable
 }
 
 type loadEntry struct {
@@ -118,7 +119,9 @@ type populationKey struct{}
 
 // PopulationOf is the model's Population (one per model, made on first use).
 func PopulationOf(m *workloads.Model) *Population {
-	return m.Derived(populationKey{}, func() any { return &Population{Model: m, byKey: map[string]*loadEntry{}} }).(*Population)
+	return m.Derived(populationKey{}, func() any {
+		return &Population{Model: m, byKey: map[string]*loadEntry{}, chunks: map[string]*chunkEntry{}}
+	}).(*Population)
 }
 
 // Load is l's table's data; pattern is the collection's shard key when its chunks follow

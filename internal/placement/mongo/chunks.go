@@ -111,6 +111,16 @@ func (t *ChunkTable) FindHashed(h int64) int {
 	return lo
 }
 
+// Clone is a copy of t whose chunks and shards can change apart from t's (a chunk moved
+// to another shard, a shard added). The chunk bounds, which never change, are shared.
+func (t *ChunkTable) Clone() *ChunkTable {
+	c := *t
+	c.Pattern = slices.Clone(t.Pattern)
+	c.Shards = slices.Clone(t.Shards)
+	c.Chunks = slices.Clone(t.Chunks)
+	return &c
+}
+
 // Shard is the name of the shard owning chunk i.
 func (t *ChunkTable) Shard(i int) string { return t.Shards[t.Chunks[i].Shard] }
 

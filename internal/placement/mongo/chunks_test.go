@@ -260,6 +260,29 @@ func TestFindAndConfigChunks(t *testing.T) {
 	}
 }
 
+// TestChunkTableClone: a clone routes as its original, and a chunk moved or a shard
+// added on one leaves the other as it was.
+func TestChunkTableClone(t *testing.T) {
+	p := mustPattern(t, `{_id: "hashed"}`)
+	tb, err := PresplitHashed(p, []string{"a", "b"}, Presplit{Rule: SplitV72})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tb.Clone()
+	for _, h := range []int64{-1 << 63, -1, 0, 1<<63 - 1} {
+		if c.FindHashed(h) != tb.FindHashed(h) || c.Find([]Value{Int64(h)}) != tb.Find([]Value{Int64(h)}) {
+			t.Fatalf("hash %d: clone finds chunk %d, original %d", h, c.FindHashed(h), tb.FindHashed(h))
+		}
+	}
+	was := tb.Chunks[0].Shard
+	c.Chunks[0].Shard = 1 - was
+	c.Shards = append(c.Shards, "c")
+	c.Pattern[0].Name = "x"
+	if tb.Chunks[0].Shard != was || len(tb.Shards) != 2 || tb.Pattern[0].Name != "_id" {
+		t.Fatalf("changing the clone changed the original: %+v %v %v", tb.Chunks[0], tb.Shards, tb.Pattern)
+	}
+}
+
 func TestSplitByDataMonotonic(t *testing.T) {
 	p := mustPattern(t, `{created_at: 1}`)
 	shards := []string{"s1", "s2", "s3"}
