@@ -35,6 +35,9 @@ func reportAt(s *Sample) int64 {
 type ahead struct {
 	now []sampleRec // the current interval's records, reused from interval to interval
 	far farLog      // later intervals'
+	// unserved counts the current interval's unserved samples by operation, without a
+	// record: a design that serves a few of the mix's operations reports mostly these.
+	unserved []int64
 	// latest is the latest report time of a sample recorded (-1: none): the intervals up
 	// to it close before the last one does (Flush), as completion order closed them.
 	latest int64
@@ -52,7 +55,7 @@ type ahead struct {
 func (c *Collector) AddVirtual(s *Sample) {
 	a := c.ahead
 	if a == nil {
-		a = &ahead{latest: -1}
+		a = &ahead{latest: -1, unserved: make([]int64, len(c.cur))}
 		c.ahead = a
 	}
 	a.clock = max(a.clock, s.Intended)
@@ -69,6 +72,11 @@ func (c *Collector) AddVirtual(s *Sample) {
 		return
 	}
 	c.addWindow(s)
+	if s.Flags&FlagUnserved != 0 {
+		// Due at its intended time, which the clock has reached: in the current interval.
+		a.unserved[s.Op]++
+		return
+	}
 	end := int64(c.start + c.tick)
 	if at < end {
 		a.now = append(a.now, c.sampleRec(s))
@@ -92,6 +100,12 @@ func (c *Collector) countLogged() {
 	}
 	c.countRecs(c.cur, a.now)
 	a.now = a.now[:0]
+	for op, n := range a.unserved {
+		if n != 0 {
+			c.setOf(c.cur, uint16(op)).Unserved += n
+			a.unserved[op] = 0
+		}
+	}
 	a.far.take(c.closed, func(recs []sampleRec) { c.countRecs(c.cur, recs) })
 }
 
@@ -169,6 +183,11 @@ type farLog struct {
 	base int64           // the interval number of ivs[0]
 	ivs  [][][]sampleRec // by interval number from base
 	pool [][]sampleRec   // emptied chunks
+	// tail is the chunk of interval tailN push appended to last (nil: none): a saturated
+	// client's samples complete in order, each most often in the interval of the one
+	// before.
+	tail  *[]sampleRec
+	tailN int64
 }
 
 const farChunk = 409 // records per chunk (4 KiB)
@@ -176,6 +195,10 @@ const farChunk = 409 // records per chunk (4 KiB)
 // push logs r for interval n; first is the first interval after the current one, the
 // next one take will be called for.
 func (f *farLog) push(n, first int64, r sampleRec) {
+	if t := f.tail; t != nil && n == f.tailN && len(*t) < farChunk {
+		*t = append(*t, r)
+		return
+	}
 	if len(f.ivs) == 0 {
 		f.base = first
 	}
@@ -189,6 +212,9 @@ func (f *farLog) push(n, first int64, r sampleRec) {
 		last++
 	}
 	(*iv)[last] = append((*iv)[last], r)
+	// The chunk stays where it is until its interval is taken (ivs may grow, but it
+	// holds the interval's list of chunks, not the chunks).
+	f.tail, f.tailN = &(*iv)[last], n
 }
 
 func (f *farLog) chunk() []sampleRec {
@@ -203,6 +229,7 @@ func (f *farLog) chunk() []sampleRec {
 // take hands interval n's records to fn, a chunk at a time, and forgets them.
 // Intervals are taken in order, each once, from the first after the current one.
 func (f *farLog) take(n int64, fn func([]sampleRec)) {
+	f.tail = nil
 	if n < f.base || n-f.base >= int64(len(f.ivs)) {
 		return
 	}
