@@ -138,17 +138,24 @@ func (r *SharedReader) Next(op *Op) bool {
 // is valid until the next call.
 func (r *SharedReader) Peek() *Op {
 	if r.pos == len(r.blk) {
-		b, ok := <-r.in
-		if !ok {
-			return nil
-		}
-		if b.once != nil {
-			b.once.Do(func() { r.each(b.ops) })
-		}
-		r.blk, r.pos = b.ops, 0
+		return r.nextBlock() // apart, so that the rest inlines into a simulator's loop
 	}
 	r.pos++
 	return &r.blk[r.pos-1]
+}
+
+// nextBlock receives the next block and returns its first operation (nil at the end of
+// the stream).
+func (r *SharedReader) nextBlock() *Op {
+	b, ok := <-r.in
+	if !ok || len(b.ops) == 0 {
+		return nil
+	}
+	if b.once != nil {
+		b.once.Do(func() { r.each(b.ops) })
+	}
+	r.blk, r.pos = b.ops, 1
+	return &r.blk[0]
 }
 
 // Close says the reader reads no more. It may be called more than once.
