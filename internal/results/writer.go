@@ -32,9 +32,12 @@ type Dir struct {
 	// finishes was most of the time its variants spent reporting, at the run's end
 	// where they finish together and wait for one another.
 	server *ServerReport
-	ts     *os.File
-	tw     *bufio.Writer
-	tsGate flushGate
+	// serverParts is each variant of server as writeServer lays it out (serverPart), by
+	// name: a variant is encoded once, not again every time another one finishes.
+	serverParts map[string][]byte
+	ts          *os.File
+	tw          *bufio.Writer
+	tsGate      flushGate
 }
 
 // flushGate spaces the flushes of a results file: a killed run keeps what was measured
