@@ -107,30 +107,15 @@ func appendMicros(b []byte, v int64) []byte {
 // (Huffman only).
 func (e *intervalEncoder) encode(h *metrics.PagedHistogram) ([]byte, error) {
 	e.inner = append(e.inner[:0], make([]byte, v2HeaderSize)...)
-	// Counts in index order from index 0: a run of zeros as its negated length (a single
-	// zero as 0), each count as itself, ZigZag LEB128 (9-byte variant), up to the last
-	// populated bucket.
 	var next int32
 	for idx, count := range h.Buckets() {
-		if gap := int64(idx - next); gap > 1 {
-			e.inner = appendZigZag(e.inner, -gap)
-		} else if gap == 1 {
-			e.inner = appendZigZag(e.inner, 0)
-		}
-		e.inner = appendZigZag(e.inner, count)
-		next = idx + 1
+		e.inner = appendBucket(e.inner, &next, idx, count)
 	}
 	if h.TotalCount() == 0 {
 		// An empty histogram encodes its one bucket below the max (index 0) as 0.
 		e.inner = appendZigZag(e.inner, 0)
 	}
-	binary.BigEndian.PutUint32(e.inner[0:], v2EncodingCookie)
-	binary.BigEndian.PutUint32(e.inner[4:], uint32(len(e.inner)-v2HeaderSize))
-	binary.BigEndian.PutUint32(e.inner[8:], 0) // normalizing index offset
-	binary.BigEndian.PutUint32(e.inner[12:], uint32(metrics.SigFigs))
-	binary.BigEndian.PutUint64(e.inner[16:], uint64(metrics.Lowest))
-	binary.BigEndian.PutUint64(e.inner[24:], uint64(metrics.Highest))
-	binary.BigEndian.PutUint64(e.inner[32:], math.Float64bits(1.0)) // integer to double conversion ratio
+	putV2Header(e.inner)
 
 	e.outer = append(e.outer[:0], make([]byte, 8)...)
 	binary.BigEndian.PutUint32(e.outer[0:], v2CompressedEncodingCookie)
@@ -155,6 +140,32 @@ func (e *intervalEncoder) encode(h *metrics.PagedHistogram) ([]byte, error) {
 	e.b64 = e.b64[:n]
 	base64.StdEncoding.Encode(e.b64, e.outer)
 	return e.b64, nil
+}
+
+// appendBucket appends the counts of the buckets from *next to idx, the bucket with
+// count, as the V2 encoding writes counts in index order from index 0: a run of zeros as
+// its negated length (a single zero as 0), each count as itself, ZigZag LEB128 (9-byte
+// variant), up to the last populated bucket.
+func appendBucket(b []byte, next *int32, idx int32, count int64) []byte {
+	if gap := int64(idx - *next); gap > 1 {
+		b = appendZigZag(b, -gap)
+	} else if gap == 1 {
+		b = appendZigZag(b, 0)
+	}
+	*next = idx + 1
+	return appendZigZag(b, count)
+}
+
+// putV2Header fills the header at the start of an uncompressed V2 encoding of the
+// harness's geometry (whose fields are constants) with the counts after it.
+func putV2Header(inner []byte) {
+	binary.BigEndian.PutUint32(inner[0:], v2EncodingCookie)
+	binary.BigEndian.PutUint32(inner[4:], uint32(len(inner)-v2HeaderSize))
+	binary.BigEndian.PutUint32(inner[8:], 0) // normalizing index offset
+	binary.BigEndian.PutUint32(inner[12:], uint32(metrics.SigFigs))
+	binary.BigEndian.PutUint64(inner[16:], uint64(metrics.Lowest))
+	binary.BigEndian.PutUint64(inner[24:], uint64(metrics.Highest))
+	binary.BigEndian.PutUint64(inner[32:], math.Float64bits(1.0)) // integer to double conversion ratio
 }
 
 // storedBelow is the encoded size under which a histogram is stored, not compressed:
