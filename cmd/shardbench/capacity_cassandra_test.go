@@ -45,50 +45,77 @@ designs:
 const capacitySLORules = "slo:\n  - \"* p99 < 250ms\"\n  - \"all achieved_ratio >= 0.95\"\n  - \"all error_rate < 1%\"\n"
 
 // A capacity search against the real 3-node Cassandra finds a maximum within the step
-// precision, and fixed-rate runs agree: one a step above the first failing multiple fails
-// the same SLO, one a step below the multiple found passes. The cluster shares two cores
-// with everything else on the machine, so its capacity moves by tens of percent from one
-// minute to the next: the verifying runs stand one precision step outside the bracket
-// (at the bracket's own ends a run is a coin toss), and one that still disagrees is run
-// once more before the test fails (the log says so).
+// precision, and fixed-rate runs agree: one at twice the first failing multiple fails the
+// same SLO, one at half the multiple found passes. The cluster shares two cores with the
+// test packages that run beside this one (the simulator's, Chromium's), so its capacity
+// moves by tens of percent, and more when a neighbour starts or ends, from one minute to
+// the next: a fixed run that disagrees runs once more, and when it still disagrees the
+// machine has changed under the search, so the search and its check run once more (the
+// log says so) before the test fails.
 func TestCapacityOnRealCassandra(t *testing.T) {
 	waited := time.Now()
 	hosts := itest.Cassandra(t)
 	t.Logf("the cluster's lock after %s", time.Since(waited).Round(time.Second))
-	design, _ := filepath.Abs("../../scenarios/designs/seed001-cassandra.yaml")
-	scenario := func(rate float64, d time.Duration) string {
-		r := strings.NewReplacer("RATE", fmt.Sprintf("%.0f", rate), "DURATION", d.String(), "DESIGN", design)
-		return writeFile(t, "sessions.yaml", r.Replace(capacityCassandraScenario))
+	c := capacityCassandra{t: t, target: "cassandra://" + hosts + ":9042?dc=dc1", slo: writeFile(t, "slo.yaml", capacitySLORules)}
+	c.design, _ = filepath.Abs("../../scenarios/designs/seed001-cassandra.yaml")
+	for attempt := 1; ; attempt++ {
+		res, v := c.search()
+		disagree := c.verify(res, v)
+		if len(disagree) == 0 {
+			return
+		}
+		if attempt == 2 {
+			for _, d := range disagree {
+				t.Error(d)
+			}
+			return
+		}
+		t.Logf("fixed runs disagree with the search (%s): searching once more", strings.Join(disagree, "; "))
 	}
-	slo := writeFile(t, "slo.yaml", capacitySLORules)
-	target := "cassandra://" + hosts + ":9042?dc=dc1"
-	const (
-		precision = 0.3
-		warmup    = 2 * time.Second
-		step      = 6 * time.Second
-	)
+}
+
+// capacityCassandra is TestCapacityOnRealCassandra's search and its fixed-rate check.
+type capacityCassandra struct {
+	t                   *testing.T
+	target, design, slo string
+}
+
+const (
+	capacityCassandraPrecision = 0.3
+	capacityCassandraWarmup    = 2 * time.Second
+	capacityCassandraStep      = 6 * time.Second
+)
+
+func (c *capacityCassandra) scenario(rate float64, d time.Duration) string {
+	r := strings.NewReplacer("RATE", fmt.Sprintf("%.0f", rate), "DURATION", d.String(), "DESIGN", c.design)
+	return writeFile(c.t, "sessions.yaml", r.Replace(capacityCassandraScenario))
+}
+
+// search runs the capacity search and checks what it writes.
+func (c *capacityCassandra) search() (*results.Capacity, results.CapacityVariant) {
+	t := c.t
 	io, stdout, stderr := testIO()
 	out := filepath.Join(t.TempDir(), "cap")
-	opts := &CapacityOptions{IO: io, ScenarioPath: scenario(1000, time.Minute), Backend: "cassandra", Target: target, Out: out,
-		SLOFile: slo, P99: 50 * time.Millisecond, Precision: precision, Start: 0.5, Growth: 2, Min: 0.05, Max: 64,
-		Warmup: warmup, Step: step, MaxDuration: 150 * time.Second, Recreate: true, Spin: 0, NoReport: true}
+	opts := &CapacityOptions{IO: io, ScenarioPath: c.scenario(1000, time.Minute), Backend: "cassandra", Target: c.target, Out: out,
+		SLOFile: c.slo, P99: 50 * time.Millisecond, Precision: capacityCassandraPrecision, Start: 0.5, Growth: 2, Min: 0.05, Max: 64,
+		Warmup: capacityCassandraWarmup, Step: capacityCassandraStep, MaxDuration: 150 * time.Second, Recreate: true, Spin: 0, NoReport: true}
 	start := time.Now()
 	if err := runCapacity(context.Background(), opts); err != nil {
 		t.Fatalf("capacity: %v\n%s", err, stderr)
 	}
 	t.Logf("search took %s:\n%s", time.Since(start).Round(time.Second), stdout)
-	c, err := results.ReadCapacity(out)
-	if err != nil || c == nil {
+	res, err := results.ReadCapacity(out)
+	if err != nil || res == nil {
 		t.Fatal(err)
 	}
-	v := c.Variants[0]
-	if c.Method != results.CapacityStepped || v.Outcome != results.CapacityFound || v.Sustains <= 0 || v.Breaks > v.Sustains*(1+precision)*(1+1e-9) {
-		t.Fatalf("%s: %s ×%g..×%g (precision %g); probes %+v", v.Variant, v.Outcome, v.Sustains, v.Breaks, precision, c.Probes)
+	v := res.Variants[0]
+	if res.Method != results.CapacityStepped || v.Outcome != results.CapacityFound || v.Sustains <= 0 || v.Breaks > v.Sustains*(1+capacityCassandraPrecision)*(1+1e-9) {
+		t.Fatalf("%s: %s ×%g..×%g (precision %g); probes %+v", v.Variant, v.Outcome, v.Sustains, v.Breaks, capacityCassandraPrecision, res.Probes)
 	}
-	if c.Backend.Server == "" || !strings.HasPrefix(c.Backend.Target, "cassandra://") {
-		t.Errorf("backend %+v: want the server's version and the redacted target", c.Backend)
+	if res.Backend.Server == "" || !strings.HasPrefix(res.Backend.Target, "cassandra://") {
+		t.Errorf("backend %+v: want the server's version and the redacted target", res.Backend)
 	}
-	for _, p := range c.Probes {
+	for _, p := range res.Probes {
 		for _, d := range []string{p.Step, p.Step + "-warmup"} {
 			if sum, err := results.Read(filepath.Join(out, results.CapacityStepsDir, d)); err != nil || !sum.Complete {
 				t.Errorf("step %s: %v", d, err)
@@ -96,15 +123,23 @@ func TestCapacityOnRealCassandra(t *testing.T) {
 		}
 	}
 	if v.BreaksFirst == nil || v.BreaksFirst.Summary == "" || len(v.BreaksFirst.Evidence) == 0 {
-		t.Errorf("what breaks first: %+v", v.BreaksFirst)
+		t.Fatalf("what breaks first: %+v", v.BreaksFirst)
 	}
 	t.Logf("sustains ×%g (%.0f ops/s), breaks at ×%g; breaks first: %s", v.Sustains, v.SustainedPeakRate, v.Breaks, v.BreaksFirst.Summary)
+	return res, v
+}
 
-	// Fixed-rate runs of warm-up plus step, gated on the same rules.
-	verify := func(m float64) bool {
+// verify runs fixed-rate runs of warm-up plus step, gated on the same rules, at twice
+// the breaking multiple (which must fail) and half the sustained one (which must pass),
+// each once more when it disagrees, and says which still disagree. The margin is a
+// factor of two, not the search's precision: at the bracket's own ends a run on this
+// machine is a coin toss.
+func (c *capacityCassandra) verify(res *results.Capacity, v results.CapacityVariant) []string {
+	t := c.t
+	held := func(m float64) bool {
 		io, _, stderr := testIO()
-		ro := &RunOptions{IO: io, ScenarioPath: scenario(m*c.PeakRate, warmup+step), Backend: "cassandra", Target: target,
-			Out: filepath.Join(t.TempDir(), "run"), Gate: slo, NoReport: true, Quiet: true, spinBelow: -1}
+		ro := &RunOptions{IO: io, ScenarioPath: c.scenario(m*res.PeakRate, capacityCassandraWarmup+capacityCassandraStep), Backend: "cassandra",
+			Target: c.target, Out: filepath.Join(t.TempDir(), "run"), Gate: c.slo, NoReport: true, Quiet: true, spinBelow: -1}
 		err := runRun(context.Background(), ro)
 		gr, rerr := results.ReadGate(ro.Out)
 		if rerr != nil || gr == nil {
@@ -112,24 +147,22 @@ func TestCapacityOnRealCassandra(t *testing.T) {
 		}
 		return gr.Verdict == results.GatePass
 	}
-	// The cluster shares two cores with the test packages that run beside this one (the
-	// simulator's, Chromium's), so its capacity moves by tens of percent from minute to
-	// minute: the fixed runs check the answer to within a factor of two (a rate twice the
-	// breaking one fails, half the sustained one passes), not to the search's precision.
 	const margin = 2.0
 	verifying := time.Now()
 	defer func() { t.Logf("verifying runs took %s", time.Since(verifying).Round(time.Second)) }()
+	var disagree []string
 	for _, tc := range []struct {
 		m    float64
 		pass bool
 	}{{v.Breaks * margin, false}, {v.Sustains / margin, true}} {
-		got := verify(tc.m)
+		got := held(tc.m)
 		if got != tc.pass {
 			t.Logf("run at ×%g: SLO held=%v, the search said %v; on a shared machine that can be noise: running it once more", tc.m, got, tc.pass)
-			got = verify(tc.m)
+			got = held(tc.m)
 		}
 		if got != tc.pass {
-			t.Errorf("run at ×%g (%.0f ops/s): SLO held=%v twice, the search said %v", tc.m, tc.m*c.PeakRate, got, tc.pass)
+			disagree = append(disagree, fmt.Sprintf("run at ×%g (%.0f ops/s): SLO held=%v twice, the search said %v", tc.m, tc.m*res.PeakRate, got, tc.pass))
 		}
 	}
+	return disagree
 }
