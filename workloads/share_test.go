@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -191,4 +192,55 @@ func TestPullReadsSharedOperationsInPlace(t *testing.T) {
 			t.Fatalf("operation %d: the readers got %p (%d) and %p (%d), want one shared operation", i, pa, pa.Seq, pb, pb.Seq)
 		}
 	}
+}
+
+// A shared stream's blocks are recycled once every reader is done with them, and never
+// sooner: readers of different speeds (one yielding often, one closing early) each see
+// every operation intact, and a stream of hundreds of blocks is made of a few dozen.
+func TestShareRecyclesBlocksOnlyWhenRead(t *testing.T) {
+	const blocks = 6 * shareLead
+	src := &payloadSource{end: blocks * shareBlock}
+	readers := Share(context.Background(), src, 4, nil)
+	var wg sync.WaitGroup
+	for i, r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.Close()
+			var n uint64
+			for op := r.Peek(); op != nil; op = r.Peek() {
+				if op.Seq != n || op.Aux != payload(n) || op.User != int64(n) {
+					t.Errorf("reader %d, operation %d: seq %d aux %d user %d: overwritten", i, n, op.Seq, op.Aux, op.User)
+					return
+				}
+				n++
+				if i == 1 && n%97 == 0 {
+					runtime.Gosched() // a slow reader: the others run ahead of it
+				}
+				if i == 3 && n == 10*shareBlock+5 {
+					return // closes holding a block it never gives back
+				}
+			}
+			if n != src.end {
+				t.Errorf("reader %d: %d operations, want %d", i, n, src.end)
+			}
+		}()
+	}
+	wg.Wait()
+	if made := readers[0].sh.made.Load(); made > 3*shareLead {
+		t.Errorf("%d blocks made for a stream of %d: blocks are not recycled", made, blocks)
+	}
+}
+
+type payloadSource struct{ n, end uint64 }
+
+func payload(seq uint64) int64 { return int64(seq*2654435761 + 17) }
+
+func (s *payloadSource) Next(op *Op) bool {
+	if s.n == s.end {
+		return false
+	}
+	*op = Op{Seq: s.n, Aux: payload(s.n), User: int64(s.n)}
+	s.n++
+	return true
 }

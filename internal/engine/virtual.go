@@ -25,13 +25,22 @@ func runVirtual(ctx context.Context, cfg *Config, vi int, src Source) (results.S
 	interrupted := false
 	n := 0
 	pull := workloads.Pull(src) // in place: the simulator neither modifies nor keeps it
+	// A group's shared stream (every simulated run's source) is read through its concrete
+	// type, whose Peek inlines here: an indirect call per operation saved.
+	shared, _ := src.(*workloads.SharedReader)
 	next := func() *workloads.Op {
 		// Checking the context every operation would cost more than the simulation step.
 		if n++; n&4095 == 0 && ctx.Err() != nil {
 			interrupted = true
 			return nil
 		}
-		if op := pull(); op != nil {
+		var op *workloads.Op
+		if shared != nil {
+			op = shared.Peek()
+		} else {
+			op = pull()
+		}
+		if op != nil {
 			return op
 		}
 		// The shared stream also ends early when the run is interrupted.

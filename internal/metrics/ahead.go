@@ -5,19 +5,21 @@ import "time"
 // Recording ahead (AddVirtual): a simulator knows an operation's completion as soon as it
 // steps it, long before its virtual clock gets there. Holding each sample until then and
 // reporting them in completion order cost a copy and a second pass per sample; instead
-// the collector records each straight into the interval its report time falls in. The
-// intervals after the current one stay open in a small ring (aheadIntervals of them), and
-// a sample due later still, as a saturated client's are (load.on_full: queue, minutes or
-// hours of virtual time ahead), waits in its interval's compact log (farLog) until that
-// interval enters the ring.
+// the collector files each sample under the interval its report time falls in, and counts
+// an interval's samples when the interval closes.
+//
+// A sample is filed as a record of 10 bytes (sampleRec: its operation, class, flags and
+// bucket indexes, all its interval needs of it), appended to its interval's log: the
+// current interval's in one slice, later ones' (a sample completing past the current
+// interval, as a timeout or a saturated client's queue sends it, minutes or hours of
+// virtual time ahead) in the far log. Counting each sample as it came touched half a dozen
+// cache lines (its operation's set, counters, histogram page table and page) that the
+// simulator's step between two samples had evicted, and most of a sample's cost was
+// waiting for them; an append writes one line, in sequence, and counting a whole
+// interval's log at its close finds those lines in cache.
 //
 // Histograms and counters do not depend on the order of their samples, so every interval
 // holds exactly what completion-ordered reporting gave it.
-
-// aheadIntervals is how many intervals after the current one are open: with one-second
-// ticks, twice Black Friday's 2 s timeout, so that only a client's own queueing sends a
-// sample to the far log.
-const aheadIntervals = 4
 
 // reportAt is when a sample is reported: its completion, or a dropped or unserved
 // operation's intended time.
@@ -28,13 +30,14 @@ func reportAt(s *Sample) int64 {
 	return s.End
 }
 
-// ahead is the open intervals after the current one (Collector.cur): interval k (1 for
-// the next) at sets[(head+k-1)%aheadIntervals], with its other shards' unserved count.
+// ahead is the logs of the open intervals: the current one (Collector.cur) and any later
+// one a sample was filed under.
 type ahead struct {
-	sets    [aheadIntervals][]*IntervalSet
-	foreign [aheadIntervals]int64
-	head    int
-	far     farLog
+	now []sampleRec // the current interval's records, reused from interval to interval
+	far farLog      // later intervals'
+	// unserved counts the current interval's unserved samples by operation, without a
+	// record: a design that serves a few of the mix's operations reports mostly these.
+	unserved []int64
 	// latest is the latest report time of a sample recorded (-1: none): the intervals up
 	// to it close before the last one does (Flush), as completion order closed them.
 	latest int64
@@ -52,10 +55,7 @@ type ahead struct {
 func (c *Collector) AddVirtual(s *Sample) {
 	a := c.ahead
 	if a == nil {
-		a = &ahead{latest: -1}
-		for i := range a.sets {
-			a.sets[i] = make([]*IntervalSet, len(c.cur))
-		}
+		a = &ahead{latest: -1, unserved: make([]int64, len(c.cur))}
 		c.ahead = a
 	}
 	a.clock = max(a.clock, s.Intended)
@@ -72,31 +72,41 @@ func (c *Collector) AddVirtual(s *Sample) {
 		return
 	}
 	c.addWindow(s)
+	if s.Flags&FlagUnserved != 0 {
+		// Due at its intended time, which the clock has reached: in the current interval.
+		a.unserved[s.Op]++
+		return
+	}
 	end := int64(c.start + c.tick)
 	if at < end {
-		c.record(c.cur, s)
+		a.now = append(a.now, c.sampleRec(s))
 		return
 	}
 	k := 1 + (at-end)/int64(c.tick)
-	if k <= aheadIntervals {
-		c.record(a.sets[(a.head+int(k)-1)%aheadIntervals], s)
-		return
-	}
-	a.far.push(c.closed+k, c.closed+aheadIntervals+1, c.farRec(s))
+	a.far.push(c.closed+k, c.closed+1, c.sampleRec(s))
 }
 
-// closeVirtual closes the current interval, a whole tick, and opens the first one
-// after the ring's, with the samples that waited for it in the far log.
+// closeVirtual closes the current interval, a whole tick.
 func (c *Collector) closeVirtual() {
+	c.countLogged()
 	c.flush(c.start+c.tick, 0)
+}
+
+// countLogged counts the samples filed under the current interval into its sets.
+func (c *Collector) countLogged() {
 	a := c.ahead
-	// The next interval becomes the current one; the current one's sets, emptied, are
-	// the newly opened interval's.
-	c.cur, a.sets[a.head] = a.sets[a.head], c.cur
-	c.foreign, a.foreign[a.head] = a.foreign[a.head], 0
-	last := a.sets[a.head]
-	a.head = (a.head + 1) % aheadIntervals
-	a.far.take(c.closed+aheadIntervals, func(r *farRec) { c.recordFar(last, r) })
+	if a == nil {
+		return
+	}
+	c.countRecs(c.cur, a.now)
+	a.now = a.now[:0]
+	for op, n := range a.unserved {
+		if n != 0 {
+			c.setOf(c.cur, uint16(op)).Unserved += n
+			a.unserved[op] = 0
+		}
+	}
+	a.far.take(c.closed, func(recs []sampleRec) { c.countRecs(c.cur, recs) })
 }
 
 // drainVirtual closes every whole interval that ends by the latest sample's report
@@ -108,67 +118,87 @@ func (c *Collector) drainVirtual() {
 	for c.ahead.latest >= int64(c.start+c.tick) {
 		c.closeVirtual()
 	}
+	c.countLogged()
 }
 
-// farRec is one sample waiting in the far log in 10 bytes: its operation, class and flags
-// (with farLate for late), and the bucket indexes (Geometry.CountsIndex) of its clamped
-// response, service and lag times, which are all its interval needs of it.
-type farRec struct {
+// sampleRec is one sample filed under its interval, in 10 bytes: its operation, class and
+// flags (with recLate for late), and the bucket indexes (Geometry.CountsIndex) of its
+// clamped response, service and lag times (none for a sample that did not complete; only
+// the service time's for one that started on time), which are all its interval needs of
+// it.
+type sampleRec struct {
 	op                 uint16
 	class, flags       uint8
 	resp, service, lag uint16
 }
 
-// farLate marks a late sample in farRec.flags (a bit no Sample flag uses).
-const farLate = 1 << 7
+// recLate marks a late sample in sampleRec.flags (a bit no Sample flag uses).
+const recLate = 1 << 7
 
-func (c *Collector) farRec(s *Sample) farRec {
-	r := farRec{op: s.Op, class: s.Class, flags: s.Flags}
+func (c *Collector) sampleRec(s *Sample) sampleRec {
+	r := sampleRec{op: s.Op, class: s.Class, flags: s.Flags}
+	if s.Flags&(FlagUnserved|FlagDropped|FlagAbandoned) != 0 {
+		return r // counted, with no times (IntervalSet.count)
+	}
 	lag := s.Lag()
 	if s.Flags&FlagLate != 0 || lag > c.lateAfter {
-		r.flags |= farLate
+		r.flags |= recLate
+	}
+	r.service = uint16(harness.CountsIndex(Clamp(s.Service())))
+	if lag == 0 {
+		r.lag = onTimeLag // its response time is its service time
+		return r
 	}
 	r.resp = uint16(harness.CountsIndex(Clamp(s.Response())))
-	r.service = uint16(harness.CountsIndex(Clamp(s.Service())))
 	r.lag = uint16(harness.CountsIndex(Clamp(lag)))
-	if lag == 0 {
-		r.lag = onTimeLag
-	}
 	return r
 }
 
-// onTimeLag marks in farRec.lag a sample that started at its intended time: an index no
+// onTimeLag marks in sampleRec.lag a sample that started at its intended time: an index no
 // clamped value has (the largest, an hour's, is below 2^15).
 const onTimeLag = 1<<16 - 1
 
-// recordFar counts r into sets[r.op], as record counts the sample it was made of.
-func (c *Collector) recordFar(sets []*IntervalSet, r *farRec) {
-	set := c.setOf(sets, r.op)
-	if !set.count(r.flags, r.class, r.flags&farLate != 0) {
-		return
+// countRecs counts records into sets[r.op], as record counts the samples they were made
+// of.
+func (c *Collector) countRecs(sets []*IntervalSet, recs []sampleRec) {
+	for i := range recs {
+		r := &recs[i]
+		set := c.setOf(sets, r.op)
+		if !set.count(r.flags, r.class, r.flags&recLate != 0) {
+			continue
+		}
+		if r.lag == onTimeLag {
+			set.onTime.recordIndex(int32(r.service))
+			continue
+		}
+		set.Response.recordIndex(int32(r.resp))
+		set.Service.recordIndex(int32(r.service))
+		set.Lag.recordIndex(int32(r.lag))
 	}
-	if r.lag == onTimeLag {
-		set.onTime.recordIndex(int32(r.service))
-		return
-	}
-	set.Response.recordIndex(int32(r.resp))
-	set.Service.recordIndex(int32(r.service))
-	set.Lag.recordIndex(int32(r.lag))
 }
 
-// farLog holds the samples due in intervals after the ring's, by interval number
+// farLog holds the samples due in intervals after the current one, by interval number
 // (Collector.closed counts them), each interval's in chunks of farChunk records.
 type farLog struct {
-	base int64        // the interval number of ivs[0]
-	ivs  [][][]farRec // by interval number from base
-	pool [][]farRec   // emptied chunks
+	base int64           // the interval number of ivs[0]
+	ivs  [][][]sampleRec // by interval number from base
+	pool [][]sampleRec   // emptied chunks
+	// tail is the chunk of interval tailN push appended to last (nil: none): a saturated
+	// client's samples complete in order, each most often in the interval of the one
+	// before.
+	tail  *[]sampleRec
+	tailN int64
 }
 
 const farChunk = 409 // records per chunk (4 KiB)
 
-// push logs r for interval n; first is the first interval after the ring's, the next
-// one take will be called for.
-func (f *farLog) push(n, first int64, r farRec) {
+// push logs r for interval n; first is the first interval after the current one, the
+// next one take will be called for.
+func (f *farLog) push(n, first int64, r sampleRec) {
+	if t := f.tail; t != nil && n == f.tailN && len(*t) < farChunk {
+		*t = append(*t, r)
+		return
+	}
 	if len(f.ivs) == 0 {
 		f.base = first
 	}
@@ -182,27 +212,29 @@ func (f *farLog) push(n, first int64, r farRec) {
 		last++
 	}
 	(*iv)[last] = append((*iv)[last], r)
+	// The chunk stays where it is until its interval is taken (ivs may grow, but it
+	// holds the interval's list of chunks, not the chunks).
+	f.tail, f.tailN = &(*iv)[last], n
 }
 
-func (f *farLog) chunk() []farRec {
+func (f *farLog) chunk() []sampleRec {
 	if n := len(f.pool); n > 0 {
 		c := f.pool[n-1]
 		f.pool = f.pool[:n-1]
 		return c
 	}
-	return make([]farRec, 0, farChunk)
+	return make([]sampleRec, 0, farChunk)
 }
 
-// take hands interval n's records to fn and forgets them. Intervals are taken in
-// order, each once, from the first after the ring's.
-func (f *farLog) take(n int64, fn func(*farRec)) {
+// take hands interval n's records to fn, a chunk at a time, and forgets them.
+// Intervals are taken in order, each once, from the first after the current one.
+func (f *farLog) take(n int64, fn func([]sampleRec)) {
+	f.tail = nil
 	if n < f.base || n-f.base >= int64(len(f.ivs)) {
 		return
 	}
 	for _, c := range f.ivs[n-f.base] {
-		for i := range c {
-			fn(&c[i])
-		}
+		fn(c)
 		f.pool = append(f.pool, c[:0])
 	}
 	k := n - f.base + 1

@@ -97,9 +97,16 @@ func newIntervalSet(pool *pagePool) *IntervalSet {
 func (s *IntervalSet) settle() {
 	// Every late sample is in Response (on-time ones only in onTime).
 	s.OnTime = s.Response.TotalCount() == 0
+	s.Lag.recordN(Clamp(0), s.onTime.TotalCount())
+	if s.OnTime {
+		// Response is empty: it takes the on-time pages as they are, where adding them
+		// copied every page.
+		s.Response, s.onTime = s.onTime, s.Response
+		s.Service.add(&s.Response)
+		return
+	}
 	s.Response.add(&s.onTime)
 	s.Service.add(&s.onTime)
-	s.Lag.recordN(Clamp(0), s.onTime.TotalCount())
 	s.onTime.reset()
 }
 

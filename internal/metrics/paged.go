@@ -182,9 +182,16 @@ func (h *PagedHistogram) Buckets() iter.Seq2[int32, int64] {
 	return func(yield func(int32, int64) bool) {
 		for _, n := range h.used {
 			base := n << pageShift
-			for i, c := range h.pages[n] {
-				if c != 0 && !yield(base+int32(i), c) {
-					return
+			p := h.pages[n]
+			// Most of a page is zeros: skip them four at a time.
+			for i := 0; i < len(p); i += 4 {
+				if p[i]|p[i+1]|p[i+2]|p[i+3] == 0 {
+					continue
+				}
+				for j := i; j < i+4; j++ {
+					if c := p[j]; c != 0 && !yield(base+int32(j), c) {
+						return
+					}
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -226,4 +227,34 @@ func TestSmallHistogramsStoredAsTheWriterStoresThem(t *testing.T) {
 	if small < 10_000 {
 		t.Fatalf("only %d of the histograms were small: the test does not test the stored path", small)
 	}
+}
+
+// A line's start, length and max, printed from integers, are the digits the library's
+// float formatting prints: over whole seconds and milliseconds up to days, lengths from a
+// millisecond to hours, and maxima over the whole trackable range (nanoseconds).
+func TestAppendMicrosMatchesFloatFormatting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	check := func(what string, got []byte, want float64) {
+		t.Helper()
+		if w := strconv.AppendFloat(nil, want, 'f', 6, 64); string(got) != string(w) {
+			t.Fatalf("%s: %s, the library prints %s", what, got, w)
+		}
+	}
+	ms := []int64{0, 1, 999, 1000, 1001, 59_999, 61_000, 3_600_000, 86_400_000, 7 * 86_400_000}
+	for i := 0; i < 200_000; i++ {
+		ms = append(ms, rng.Int64N(10*86_400_000))
+	}
+	for i, start := range ms {
+		end := start + []int64{1, 250, 1000, 1001, 3_600_000, rng.Int64N(86_400_000)}[i%6]
+		check("start", appendMicros(nil, start*1000), float64(start)/1000.0)
+		check("length", appendMicros(nil, (end-start)*1000), float64(end)/1000.0-float64(start)/1000.0)
+	}
+	ns := []int64{0, 1, metrics.Lowest, metrics.Highest, 999_999, 1_000_000, 1_000_001}
+	for i := 0; i < 200_000; i++ {
+		ns = append(ns, rng.Int64N(metrics.Highest+1))
+	}
+	for _, v := range ns {
+		check("max", appendMicros(nil, v), float64(v)/hdr.MsToNsRatio)
+	}
+	check("negative", appendMicros(nil, -1500), -0.0015)
 }

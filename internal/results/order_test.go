@@ -1,7 +1,11 @@
 package results
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -83,5 +87,61 @@ func TestAddServerBuildsOnWhatWasWritten(t *testing.T) {
 	}
 	if got := names(); got != "[m c]" {
 		t.Errorf("after writing [m] and adding c: %s, want [m c]", got)
+	}
+}
+
+// server.json, assembled from each variant's encoding made once, is what
+// json.MarshalIndent makes of the whole report, byte for byte: after every AddServer
+// (variants out of order, one replaced with other content), with every field of a
+// variant filled (text needing escapes, empty and nil lists, floats), and after a
+// WriteServer of a report without variants.
+func TestServerDocumentIsMarshalIndent(t *testing.T) {
+	d, err := Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.SetVariantOrder([]string{"a", "b", "c"})
+	full := func(name, note string) ServerVariant {
+		return ServerVariant{
+			Variant: name, Source: "simulator <model> & \"co\"",
+			Tables:        []ServerTable{{Title: "t", Columns: []string{"node", "load"}, Rows: [][]string{{"n1", "0.5"}, {}}}},
+			Series:        []ServerSeries{{Metric: "utilisation", Unit: "ratio", Node: "n1", Points: [][2]float64{{0, 0.25}, {1.5, 1e-7}, {2, 12345678.9}}}, {Metric: "empty"}},
+			Nodes:         []ServerNode{{}},
+			Disagreements: []string{}, Notes: []string{note, "ünïcode\tand\nlines"},
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		got, err := os.ReadFile(filepath.Join(d.Path, ServerFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ReadServer(d.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want = append(want, '\n'); !bytes.Equal(got, want) {
+			t.Fatalf("%s: server.json is not json.MarshalIndent's:\n%s\nwant:\n%s", when, got, want)
+		}
+	}
+	for _, v := range []ServerVariant{full("c", "first"), {Variant: "a"}, full("b", "x"), full("c", "replaced")} {
+		if err := d.AddServer(v); err != nil {
+			t.Fatal(err)
+		}
+		check("after adding " + v.Variant)
+	}
+	if s, _ := ReadServer(d.Path); s.Variant("c").Notes[0] != "replaced" {
+		t.Fatalf("variant c not replaced: %v", s.Variant("c").Notes)
+	}
+	for _, r := range []*ServerReport{{}, {Variants: []ServerVariant{}}} {
+		if err := d.WriteServer(r); err != nil {
+			t.Fatal(err)
+		}
+		check("after writing a report without variants")
 	}
 }

@@ -1,6 +1,9 @@
 package results
 
 import (
+	"encoding/json"
+	"strconv"
+
 	"github.com/shardbench/shardbench/internal/inputfile"
 )
 
@@ -109,13 +112,71 @@ var serverDoc = docKind{file: ServerFile, schema: ServerSchema, input: inputfile
 func (d *Dir) WriteServer(r *ServerReport) error {
 	d.addMu.Lock()
 	defer d.addMu.Unlock()
-	d.server = nil // AddServer reads the file again
+	d.server, d.serverParts = nil, nil // AddServer reads the file again
 	return d.writeServer(r)
 }
 
+// writeServer writes r as WriteJSON would, byte for byte, from each variant's encoding
+// (serverPart), made once per variant and kept in d.serverParts: a simulated run's
+// server.json is tens of megabytes, rewritten as each variant finishes, and indenting
+// all of it every time was most of the cost of writing it.
 func (d *Dir) writeServer(r *ServerReport) error {
 	r.Schema, r.Version = ServerSchema, 1
-	return d.WriteJSON(ServerFile, r)
+	if len(r.Variants) == 0 {
+		return d.WriteJSON(ServerFile, r)
+	}
+	if d.serverParts == nil {
+		d.serverParts = map[string][]byte{}
+	}
+	parts := make([][]byte, len(r.Variants))
+	size := 0
+	for i := range r.Variants {
+		v := &r.Variants[i]
+		p, ok := d.serverParts[v.Variant]
+		if !ok {
+			var err error
+			if p, err = serverPart(v); err != nil {
+				return err
+			}
+			d.serverParts[v.Variant] = p
+		}
+		parts[i] = p
+		size += len(p) + 6
+	}
+	b, err := serverDocument(r, parts, size)
+	if err != nil {
+		return err
+	}
+	return d.WriteFile(ServerFile, b)
+}
+
+// serverPart is a variant as json.MarshalIndent(report, "", "  ") lays it out inside
+// the report's variants (two levels deep), without its first line's indentation.
+func serverPart(v *ServerVariant) ([]byte, error) { return json.MarshalIndent(v, "    ", "  ") }
+
+// serverDocument is json.MarshalIndent(r, "", "  ") and a newline, assembled from its
+// variants' parts (serverPart); size is about their total length. It lists
+// ServerReport's fields in order: a field added there must be added here
+// (TestServerDocumentIsMarshalIndent compares the two).
+func serverDocument(r *ServerReport, parts [][]byte, size int) ([]byte, error) {
+	schema, err := json.Marshal(r.Schema)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, size+len(schema)+64)
+	b = append(b, "{\n  \"schema\": "...)
+	b = append(b, schema...)
+	b = append(b, ",\n  \"version\": "...)
+	b = strconv.AppendInt(b, int64(r.Version), 10)
+	b = append(b, ",\n  \"variants\": ["...)
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    "...)
+		b = append(b, p...)
+	}
+	return append(b, "\n  ]\n}\n"...), nil
 }
 
 // Variant returns the server-side view of one variant, or nil.
@@ -148,7 +209,9 @@ func (d *Dir) AddServer(v ServerVariant) error {
 	}
 	r.Variants = upsert(r.Variants, v, d.order, func(x *ServerVariant) string { return x.Variant })
 	d.server = nil
+	delete(d.serverParts, v.Variant) // encoded anew: it may replace one of the same name
 	if err := d.writeServer(r); err != nil {
+		d.serverParts = nil
 		return err
 	}
 	d.server = r

@@ -34,7 +34,7 @@ func Summarize(h *hdr.Histogram, embed bool) Latency {
 		StdDev: round3(h.StdDev() / 1e6),
 	}
 	if embed {
-		if b, err := h.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+		if b, err := encodeHistogram(h); err == nil {
 			l.Histogram = string(b)
 		}
 	}
