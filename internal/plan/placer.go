@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/shardbench/shardbench/internal/design"
 	"github.com/shardbench/shardbench/internal/hotspot"
@@ -216,12 +215,10 @@ func (pl *Placer) buildChunks() error {
 	return nil
 }
 
-// chunkEntry is one chunk table as the run starts, made once for every placer.
-type chunkEntry struct {
-	once  sync.Once
+// chunkStart is one chunk table as the run starts, made once for every placer.
+type chunkStart struct {
 	t     *pm.ChunkTable
 	start []results.ShardChunks // shardChunks(t, loaded)
-	err   error
 }
 
 // chunkTable is the chunk table a collection with shard key pat starts with on shards,
@@ -232,28 +229,24 @@ type chunkEntry struct {
 // moved, a shard added).
 func (p *Population) chunkTable(pat pm.KeyPattern, shards []string, loaded *TableLoad, size int64) (*pm.ChunkTable, []results.ShardChunks, error) {
 	key := fmt.Sprintf("%v %q %p %d", pat, shards, loaded, size)
-	p.mu.Lock()
-	e := p.chunks[key]
-	if e == nil {
-		e = &chunkEntry{}
-		p.chunks[key] = e
-	}
-	p.mu.Unlock()
-	e.once.Do(func() {
+	e, err := p.chunks.get(key, func() (chunkStart, error) {
+		var t *pm.ChunkTable
+		var err error
 		switch {
 		case pat.HashedPrefix():
-			e.t, e.err = pm.PresplitHashed(pat, shards, pm.Presplit{Rule: pm.SplitV72})
+			t, err = pm.PresplitHashed(pat, shards, pm.Presplit{Rule: pm.SplitV72})
 		case loaded == nil || len(loaded.Keys) == 0:
-			e.t, e.err = pm.SingleChunk(pat, shards, shards[0])
+			t, err = pm.SingleChunk(pat, shards, shards[0])
 		default:
-			e.t, e.err = pm.SplitByData(pat, shards, loaded.Keys, pm.DataModel{ChunkSize: size, Primary: shards[0]})
+			t, err = pm.SplitByData(pat, shards, loaded.Keys, pm.DataModel{ChunkSize: size, Primary: shards[0]})
 		}
-		if e.err == nil {
-			e.start = shardChunks(e.t, loaded)
+		if err != nil {
+			return chunkStart{}, err
 		}
+		return chunkStart{t, shardChunks(t, loaded)}, nil
 	})
-	if e.err != nil {
-		return nil, nil, e.err
+	if err != nil {
+		return nil, nil, err
 	}
 	start := slices.Clone(e.start)
 	for i := range start {

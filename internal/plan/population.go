@@ -104,15 +104,8 @@ func (t *TableLoad) Sampled() bool { return t != nil && t.Stride > 1 }
 // table definition (design.Loader.Signature) for every variant and caller.
 type Population struct {
 	Model  *workloads.Model
-	mu     sync.Mutex
-	byKey  map[string]*loadEntry
-	chunks map[string]*chunkEntry // see chunkTable
-}
-
-type loadEntry struct {
-	once sync.Once
-	t    *TableLoad
-	err  error
+	loads  memo[*TableLoad]
+	chunks memo[chunkStart] // see chunkTable
 }
 
 type populationKey struct{}
@@ -120,7 +113,7 @@ type populationKey struct{}
 // PopulationOf is the model's Population (one per model, made on first use).
 func PopulationOf(m *workloads.Model) *Population {
 	return m.Derived(populationKey{}, func() any {
-		return &Population{Model: m, byKey: map[string]*loadEntry{}, chunks: map[string]*chunkEntry{}}
+		return &Population{Model: m}
 	}).(*Population)
 }
 
@@ -131,15 +124,7 @@ func (p *Population) Load(l *design.Loader, pattern pm.KeyPattern) (*TableLoad, 
 	if pattern != nil {
 		key += " keys " + fmt.Sprint(pattern)
 	}
-	p.mu.Lock()
-	e := p.byKey[key]
-	if e == nil {
-		e = &loadEntry{}
-		p.byKey[key] = e
-	}
-	p.mu.Unlock()
-	e.once.Do(func() { e.t, e.err = p.compute(l, pattern) })
-	return e.t, e.err
+	return p.loads.get(key, func() (*TableLoad, error) { return p.compute(l, pattern) })
 }
 
 // Prepare loads every table of the plans at once, one goroutine per CPU, so that the
