@@ -59,6 +59,8 @@ type stepState struct {
 	table *tableStats
 	quota []Quota // by client data center (see readQuota)
 	grows bool    // an insert: it adds rows to its partition (see grows)
+	write bool    // the step's Kind.IsWrite, read once per access from here
+	cass  bool    // a Cassandra step
 	// inserts counts the operations whose insert reached the table through this step,
 	// the observed rate a size projection scales to the scenario's ordinary rate.
 	inserts int64
@@ -77,7 +79,7 @@ type tableStats struct {
 	// cass and shards: the replica operations per Cassandra node (Ring.Nodes) and per
 	// MongoDB shard. A variant's node loads are the sums over its tables, so that a
 	// table shared by variants counts in each.
-	cass, shards []nodeStats
+	cass, shards nodeLoads
 	// first and last: store clock (unix ns) of the first and last access; atSeq and
 	// atStep: the operation and step of the first access, which order a variant's tables.
 	first, last int64
@@ -109,6 +111,30 @@ type partInfo struct {
 }
 
 type nodeStats struct{ ops, reads, writes, bytes int64 }
+
+// nodeLoads is a table's replica operations by node (or shard) index.
+type nodeLoads []nodeStats
+
+// at is node n's entry, made for a node or shard added during the run.
+func (l *nodeLoads) at(n int) *nodeStats {
+	if n >= len(*l) {
+		*l = append(*l, make([]nodeStats, n+1-len(*l))...)
+	}
+	return &(*l)[n]
+}
+
+func (l *nodeLoads) read(n int) {
+	s := l.at(n)
+	s.ops++
+	s.reads++
+}
+
+func (l *nodeLoads) write(n int, bytes int64) {
+	s := l.at(n)
+	s.ops++
+	s.writes++
+	s.bytes += bytes
+}
 
 // NewObserver observes accesses placed by p, which must be accesses of p.Compiled's steps.
 func NewObserver(p *Placer) *Observer {
@@ -149,7 +175,7 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 		t = o.table(a.Step, op)
 	}
 	t.last = max(t.last, op.Time)
-	write := a.Step.Kind.IsWrite()
+	write := st.write
 	// Rows and bytes count growth: what inserts add. An update overwrites what is there
 	// and a delete removes it, so neither grows a partition (tombstones aside).
 	rows, bytes := int64(0), int64(0)
@@ -190,7 +216,17 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 			t.single++
 		}
 	}
-	o.countNodes(t, a, op, w, write, bytes)
+	if st.cass {
+		o.countReplicas(t, st, a, op, w, write, bytes)
+		return
+	}
+	for _, s := range w.Shards {
+		if write {
+			t.shards.write(s, bytes)
+		} else {
+			t.shards.read(s)
+		}
+	}
 }
 
 // growChunk adds an insert's rows and bytes to chunk i.
@@ -217,69 +253,53 @@ func grows(s *design.Step) bool {
 	return false
 }
 
-// countNodes charges the nodes that do the work: a Cassandra write goes to every replica
-// (in every data center); a read to as many replicas as its consistency level needs,
-// chosen round-robin as a token-aware, load-balanced client spreads them, from its
-// client's data center first (LOCAL_* levels: only there, see [Clients]); a scan to every
-// node of the client's data center. A MongoDB request goes to the shards mongos targets.
-func (o *Observer) countNodes(t *tableStats, a *design.Access, op *workloads.Op, w *Where, write bool, bytes int64) {
-	add := func(list *[]nodeStats, n int, b int64) {
-		for len(*list) <= n {
-			*list = append(*list, nodeStats{}) // a node or shard added during the run
-		}
-		s := &(*list)[n]
-		s.ops++
-		if write {
-			s.writes++
-			s.bytes += b
-		} else {
-			s.reads++
-		}
-	}
-	if a.Step.Database == design.Cassandra {
-		reps := w.Replicas
-		cl := o.Placer.Clients
-		if write || len(reps) == 0 {
-			for _, r := range reps {
-				add(&t.cass, int(r), bytes)
-			}
-			return
-		}
-		dc := cl.Of(op.Seq)
-		if w.Broadcast {
-			// A range scan reads each range from the client's data center (every node of
-			// a single one).
-			for _, r := range reps {
-				if !cl.Multi() || cl.NodeDC(r) == dc {
-					add(&t.cass, int(r), 0)
-				}
-			}
-			return
-		}
-		q := o.readQuota(a.Step, dc)
-		if !cl.Multi() {
-			k := min(q.Total, len(reps))
-			off := int(op.Seq % uint64(len(reps)))
-			for i := 0; i < k; i++ {
-				add(&t.cass, int(reps[(off+i)%len(reps)]), 0)
-			}
-			return
-		}
-		o.pick = cl.Pick(o.pick[:0], reps, dc, q, op.Seq)
-		for _, r := range o.pick {
-			add(&t.cass, int(r), 0)
+// countReplicas charges the Cassandra nodes that do the work of an access (a MongoDB
+// request charges the shards mongos targets): a write goes to every replica (in every
+// data center); a read to as many replicas as its consistency level needs, chosen
+// round-robin as a token-aware, load-balanced client spreads them, from its client's
+// data center first (LOCAL_* levels: only there, see [Clients]); a scan to every node of
+// the client's data center.
+func (o *Observer) countReplicas(t *tableStats, st *stepState, a *design.Access, op *workloads.Op, w *Where, write bool, bytes int64) {
+	reps := w.Replicas
+	if write {
+		for _, r := range reps {
+			t.cass.write(int(r), bytes)
 		}
 		return
 	}
-	for _, s := range w.Shards {
-		add(&t.shards, s, bytes)
+	cl := o.Placer.Clients
+	if len(reps) == 0 {
+		return
+	}
+	dc := cl.Of(op.Seq)
+	if w.Broadcast {
+		// A range scan reads each range from the client's data center (every node of
+		// a single one).
+		for _, r := range reps {
+			if !cl.Multi() || cl.NodeDC(r) == dc {
+				t.cass.read(int(r))
+			}
+		}
+		return
+	}
+	q := o.readQuota(st, a.Step, dc)
+	if !cl.Multi() {
+		k := min(q.Total, len(reps))
+		off := int(op.Seq % uint64(len(reps)))
+		for i := 0; i < k; i++ {
+			t.cass.read(int(reps[(off+i)%len(reps)]))
+		}
+		return
+	}
+	o.pick = cl.Pick(o.pick[:0], reps, dc, q, op.Seq)
+	for _, r := range o.pick {
+		t.cass.read(int(r))
 	}
 }
 
 // readQuota is the replicas a Cassandra read of step s waits for from a client in data
 // center dc (its consistency level's blockFor), worked out once per step and data center.
-func (o *Observer) readQuota(s *design.Step, dc int) Quota {
-	st := o.state(s)
+func (o *Observer) readQuota(st *stepState, s *design.Step, dc int) Quota {
 	if dc < len(st.quota) && st.quota[dc].Total > 0 {
 		return st.quota[dc]
 	}
@@ -335,6 +355,7 @@ func (o *Observer) table(s *design.Step, op *workloads.Op) *tableStats {
 		o.order = append(o.order, t)
 	}
 	st.table, st.grows = t, grows(s)
+	st.write, st.cass = s.Kind.IsWrite(), s.Database == design.Cassandra
 	return t
 }
 

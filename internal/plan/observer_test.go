@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/shardbench/shardbench/internal/design"
@@ -51,5 +52,19 @@ func TestSightingsPruned(t *testing.T) {
 		if ts.get(fp) == nil {
 			t.Fatalf("hot partition %d lost its sighting", fp)
 		}
+	}
+}
+
+// TestNodeLoads: a node or shard beyond those counted so far (added during the run) gets
+// its own entry; reads and writes count apart, bytes with writes only.
+func TestNodeLoads(t *testing.T) {
+	var l nodeLoads
+	l.read(0)
+	l.write(2, 100)
+	l.read(2)
+	l.write(2, 50)
+	want := nodeLoads{{ops: 1, reads: 1}, {}, {ops: 3, reads: 1, writes: 2, bytes: 150}}
+	if !slices.Equal(l, want) {
+		t.Fatalf("loads %+v, want %+v", l, want)
 	}
 }

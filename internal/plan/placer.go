@@ -98,6 +98,18 @@ type placerStep struct {
 	step   *design.Step // nil: not a MongoDB step
 	table  *pm.ChunkTable
 	owners []int
+	// prefix and hashed are keyPrefix and the pattern's hashed field, which hold for
+	// every access of the step: worked out once, not per access.
+	prefix, hashed int
+}
+
+// newPlacerStep is a MongoDB step's entry, on chunk table t (nil: unsharded).
+func newPlacerStep(s *design.Step, t *pm.ChunkTable, owners []int) placerStep {
+	ps := placerStep{step: s, table: t, owners: owners, hashed: -1}
+	if t != nil {
+		ps.prefix, ps.hashed = keyPrefix(s.KeyColumns, t.Pattern), t.Pattern.HashedField()
+	}
+	return ps
 }
 
 // NewPlacer builds the placement of one design variant on c, from the data that exists
@@ -144,7 +156,7 @@ func NewPlacer(p *design.Compiled, c *Cluster) (*Placer, error) {
 			for _, s := range p.Steps(t) {
 				if s.Database == design.MongoDB {
 					ct := pl.Tables[s.Target]
-					pl.steps[s.ID] = placerStep{step: s, table: ct, owners: pl.allByT[ct]}
+					pl.steps[s.ID] = newPlacerStep(s, ct, pl.allByT[ct])
 				}
 			}
 		}
@@ -321,14 +333,14 @@ func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 	// The key and its values in one pass (the values for the chunk lookup).
 	pl.key, pl.vals = a.KeyValues(pl.key[:0], pl.vals[:0], op)
 	w.Key = pl.key
-	var t *pm.ChunkTable
-	var owners []int
+	var ps placerStep
 	if s.ID < len(pl.steps) && pl.steps[s.ID].step == s {
-		t, owners = pl.steps[s.ID].table, pl.steps[s.ID].owners
+		ps = pl.steps[s.ID]
 	} else {
-		t = pl.Tables[s.Target] // a step NewPlacer did not see
-		owners = pl.allByT[t]
+		t := pl.Tables[s.Target] // a step NewPlacer did not see
+		ps = newPlacerStep(s, t, pl.allByT[t])
 	}
+	t := ps.table
 	w.Table = t
 	if t == nil {
 		w.Shards = pl.primary
@@ -336,17 +348,17 @@ func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 	}
 	if s.KeyFields == 0 {
 		w.Broadcast, w.Targeting = true, pm.TargetAll
-		w.Shards = owners
+		w.Shards = ps.owners
 		return w
 	}
-	if len(pl.vals) == 0 || len(pl.vals) > len(t.Pattern) || !prefixOf(s.KeyColumns[:len(pl.vals)], t.Pattern) {
+	if len(pl.vals) == 0 || len(pl.vals) > ps.prefix {
 		// No value, or not the chunk table's leading fields: Route decides by field name.
 		return pl.routeByConds(w, t, s)
 	}
 	// The key in chunk-key form (as KeyPattern.Key builds it), hashing the hashed field
 	// once: its hash is both Where.Hashed and the chunk key's value.
 	pl.hk = pl.hk[:0]
-	hf := t.Pattern.HashedField()
+	hf := ps.hashed
 	for i := range pl.vals {
 		mv := design.MongoValue(&pl.vals[i])
 		if i == hf {
@@ -368,15 +380,15 @@ func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 	return w
 }
 
-// prefixOf reports whether the request's key fields are the chunk table's leading fields.
-// They always are when the table was built from the same design, as NewPlacer builds it.
-func prefixOf(fields []string, p pm.KeyPattern) bool {
-	for i, f := range fields {
-		if p[i].Name != f {
-			return false
-		}
+// keyPrefix is how many of a step's key fields, from the first, are the chunk table's
+// leading fields: a request supplying that many values or fewer routes by position. All
+// of them are when the table was built from the same design, as NewPlacer builds it.
+func keyPrefix(fields []string, p pm.KeyPattern) int {
+	n := 0
+	for n < len(fields) && n < len(p) && p[n].Name == fields[n] {
+		n++
 	}
-	return true
+	return n
 }
 
 // routeByConds routes the request's key values (in pl.vals) with ChunkTable.Route, which

@@ -106,3 +106,25 @@ func TestPlacersOwnChunkTables(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyPrefix: a request routes by position over as many of its key fields as lead the
+// chunk table's pattern, and by name (routeByConds) beyond them.
+func TestKeyPrefix(t *testing.T) {
+	pat := pm.KeyPattern{{Name: "a"}, {Name: "b", Hashed: true}, {Name: "c"}}
+	for _, c := range []struct {
+		fields []string
+		want   int
+	}{
+		{nil, 0},
+		{[]string{"a"}, 1},
+		{[]string{"a", "b"}, 2},
+		{[]string{"a", "b", "c"}, 3},
+		{[]string{"a", "b", "c", "d"}, 3},
+		{[]string{"b", "a"}, 0},
+		{[]string{"a", "c"}, 1},
+	} {
+		if got := keyPrefix(c.fields, pat); got != c.want {
+			t.Errorf("keyPrefix(%q) = %d, want %d", c.fields, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -362,6 +363,18 @@ func (c *mongoCluster) migrate(t int64) {
 		c.pl.MoveChunk(mg.table, mg.chunk, mg.to)
 		c.migrations = c.migrations[1:]
 	}
+}
+
+// due is when migrate next has work: the next migration starts, or the started one ends.
+func (c *mongoCluster) due() int64 {
+	if len(c.migrations) == 0 {
+		return math.MaxInt64
+	}
+	mg := &c.migrations[0]
+	if mg.started {
+		return mg.end
+	}
+	return mg.start
 }
 
 func (c *mongoCluster) sample(s *Simulator) {

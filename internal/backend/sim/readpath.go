@@ -105,18 +105,28 @@ func rowsAdded(s *design.Step, a *design.Access) int64 {
 // more) keep their counts and a small one evicted reads as untracked. An entry resets
 // when its TTL window passes, so data written with a TTL ages out; a time-bucketed key
 // starts a new partition (a new entry) every bucket.
+//
+// A set is two cache lines, its four fingerprints and byte counts in the first: a read of
+// an untracked partition (most are) and the choice of the entry to replace need only it.
 type partitionSizes struct {
-	slots []sizeSlot
-	mask  uint64 // of the set index
+	sets []sizeSet
+	mask uint64 // of the set index
+	// touched sums what touch loaded: kept, so that the loads are not optimised away.
+	touched int64
 }
 
 const sizeWays = 4
 
-type sizeSlot struct{ fp, bytes, rows, epoch int64 }
+// sizeSet is one set's entries, way by way: an entry is live when it has bytes or rows.
+type sizeSet struct {
+	fp, bytes   [sizeWays]int64
+	rows, epoch [sizeWays]int64
+}
 
+// newPartitionSizes is a table of 1<<bits entries.
 func newPartitionSizes(bits int) partitionSizes {
-	n := 1 << bits
-	return partitionSizes{slots: make([]sizeSlot, n), mask: uint64(n/sizeWays - 1)}
+	n := 1 << bits / sizeWays
+	return partitionSizes{sets: make([]sizeSet, n), mask: uint64(n - 1)}
 }
 
 func epochOf(now int64, ttl time.Duration) int64 {
@@ -126,42 +136,44 @@ func epochOf(now int64, ttl time.Duration) int64 {
 	return now / int64(ttl)
 }
 
-// set is the ways of fp's set.
-func (p *partitionSizes) set(fp uint64) []sizeSlot {
-	i := (fp & p.mask) * sizeWays
-	return p.slots[i : i+sizeWays : i+sizeWays]
-}
+// set is fp's set.
+func (p *partitionSizes) set(fp uint64) *sizeSet { return &p.sets[fp&p.mask] }
+
+// touch loads fp's set's first cache line ahead of its get or add: the table is
+// megabytes per variant, so the set is rarely cached, and loaded accesses ahead its miss
+// overlaps the work in between instead of stalling the get or add.
+func (p *partitionSizes) touch(fp uint64) { p.touched += p.set(fp).fp[0] }
 
 // add counts b bytes and rows new rows written to the partition with fingerprint fp.
 func (p *partitionSizes) add(fp uint64, b, rows int64, now int64, ttl time.Duration) {
 	e := epochOf(now, ttl)
 	set := p.set(fp)
 	victim := 0
-	for i := range set {
-		sl := &set[i]
-		if sl.fp == int64(fp) && (sl.bytes > 0 || sl.rows > 0) {
-			if sl.epoch != e {
-				sl.epoch, sl.bytes, sl.rows = e, 0, 0
+	for i := range sizeWays {
+		if set.fp[i] == int64(fp) && (set.bytes[i] > 0 || set.rows[i] > 0) {
+			if set.epoch[i] != e {
+				set.epoch[i], set.bytes[i], set.rows[i] = e, 0, 0
 			}
-			sl.bytes += b
-			sl.rows += rows
+			set.bytes[i] += b
+			set.rows[i] += rows
 			return
 		}
-		if sl.bytes < set[victim].bytes {
+		if set.bytes[i] < set.bytes[victim] {
 			victim = i
 		}
 	}
-	set[victim] = sizeSlot{fp: int64(fp), bytes: b, rows: rows, epoch: e}
+	set.fp[victim], set.bytes[victim], set.rows[victim], set.epoch[victim] = int64(fp), b, rows, e
 }
 
 // get is the live bytes and rows of the partition with fingerprint fp (0, 0: untracked).
 func (p *partitionSizes) get(fp uint64, now int64, ttl time.Duration) (bytes, rows int64) {
-	for _, sl := range p.set(fp) {
-		if sl.fp == int64(fp) && (sl.bytes > 0 || sl.rows > 0) {
-			if sl.epoch != epochOf(now, ttl) {
+	set := p.set(fp)
+	for i := range sizeWays {
+		if set.fp[i] == int64(fp) && (set.bytes[i] > 0 || set.rows[i] > 0) {
+			if set.epoch[i] != epochOf(now, ttl) {
 				return 0, 0
 			}
-			return sl.bytes, sl.rows
+			return set.bytes[i], set.rows[i]
 		}
 	}
 	return 0, 0

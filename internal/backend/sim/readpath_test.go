@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -231,4 +232,75 @@ func quantile(d []time.Duration, q float64) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(int(q*float64(len(s))), len(s)-1)]
+}
+
+// slotModel is the size table entry by entry, as simply as it can be written: 4-way sets
+// of whole entries. partitionSizes lays its sets out way by way for the cache; it must
+// answer as this does.
+type slotModel struct {
+	slots []struct{ fp, bytes, rows, epoch int64 }
+	mask  uint64
+}
+
+func (m *slotModel) set(fp uint64) []struct{ fp, bytes, rows, epoch int64 } {
+	i := (fp & m.mask) * 4
+	return m.slots[i : i+4]
+}
+
+func (m *slotModel) add(fp uint64, b, rows, now int64, ttl time.Duration) {
+	e, set, victim := epochOf(now, ttl), m.set(fp), 0
+	for i := range set {
+		sl := &set[i]
+		if sl.fp == int64(fp) && (sl.bytes > 0 || sl.rows > 0) {
+			if sl.epoch != e {
+				sl.epoch, sl.bytes, sl.rows = e, 0, 0
+			}
+			sl.bytes += b
+			sl.rows += rows
+			return
+		}
+		if sl.bytes < set[victim].bytes {
+			victim = i
+		}
+	}
+	set[victim] = struct{ fp, bytes, rows, epoch int64 }{int64(fp), b, rows, e}
+}
+
+func (m *slotModel) get(fp uint64, now int64, ttl time.Duration) (int64, int64) {
+	for _, sl := range m.set(fp) {
+		if sl.fp == int64(fp) && (sl.bytes > 0 || sl.rows > 0) {
+			if sl.epoch != epochOf(now, ttl) {
+				return 0, 0
+			}
+			return sl.bytes, sl.rows
+		}
+	}
+	return 0, 0
+}
+
+// TestPartitionSizesMatchSlotModel: writes and reads of partitions that collide in few
+// sets (evictions), with and without rows, bytes and TTL windows, get the same answers
+// from the table as from the entry-by-entry model.
+func TestPartitionSizesMatchSlotModel(t *testing.T) {
+	p := newPartitionSizes(6) // 16 sets of 4
+	m := slotModel{slots: make([]struct{ fp, bytes, rows, epoch int64 }, 64), mask: 15}
+	r := rand.New(rand.NewPCG(3, 4))
+	ttls := []time.Duration{0, time.Second, time.Minute}
+	var now int64
+	for i := range 200_000 {
+		now += r.Int64N(int64(50 * time.Millisecond))
+		fp := r.Uint64N(300) * 0x9e3779b97f4a7c15 // 300 partitions over 16 sets
+		ttl := ttls[fp%3]
+		if r.IntN(3) == 0 {
+			b, rows := r.Int64N(4)*r.Int64N(1<<20), r.Int64N(3)
+			p.add(fp, b, rows, now, ttl)
+			m.add(fp, b, rows, now, ttl)
+			continue
+		}
+		gb, gr := p.get(fp, now, ttl)
+		wb, wr := m.get(fp, now, ttl)
+		if gb != wb || gr != wr {
+			t.Fatalf("operation %d: partition %x reads %d bytes, %d rows; the model %d, %d", i, fp, gb, gr, wb, wr)
+		}
+	}
 }

@@ -63,6 +63,7 @@ type Simulator struct {
 
 	tick      int64
 	nextTick  int64
+	due       int64 // the earliest time advance has work: a tick, an event, a migration
 	nodes     map[string]*nodeSeries
 	nodeOrder []string
 	stages    stageLog
@@ -297,8 +298,15 @@ func (s *Simulator) report(record func(*metrics.Sample)) {
 }
 
 // advance moves virtual time to t: it applies due events and samples the nodes on every
-// tick.
+// tick. Most operations come before the next tick, event and migration: that check is
+// inlined into the step, the work is not.
 func (s *Simulator) advance(t int64) {
+	if t >= s.due {
+		s.advanceTo(t)
+	}
+}
+
+func (s *Simulator) advanceTo(t int64) {
 	for len(s.events) > 0 && int64(s.events[0].At) <= t {
 		e := s.events[0]
 		s.events = s.events[1:]
@@ -309,6 +317,13 @@ func (s *Simulator) advance(t int64) {
 		s.mongo.migrate(t)
 	}
 	s.sampleUntil(t)
+	s.due = s.nextTick
+	if len(s.events) > 0 {
+		s.due = min(s.due, int64(s.events[0].At))
+	}
+	if s.mongo != nil {
+		s.due = min(s.due, s.mongo.due())
+	}
 }
 
 // execute runs one operation from start: its steps one after another, the partitions of
@@ -638,107 +653,6 @@ func (s *Simulator) Report(_ context.Context, v *results.SummaryVariant, dir *re
 		return err
 	}
 	return dir.AddServer(s.serverView())
-}
-
-// slots is a pool of identical slots: the client's max_in_flight operations. Only when
-// the pool is full does it matter which busy slot frees first, and most of a pool of
-// thousands is idle most of the time. So the busy slots' end times are appended as they
-// come and counted busy even after they end, until the pool looks full; then those that
-// ended are dropped in one pass. Only while the pool stays more than three quarters busy
-// are they kept in a min-heap, which a saturated client needs: its next operation starts
-// when the earliest busy slot frees. Whether the pool is full, and when the earliest slot
-// frees, are the same as with every slot tracked exactly.
-type slots struct {
-	size int
-	busy []int64 // when the busy slots free; lazily, some that already did
-	heap bool    // busy is a min-heap of the slots busy at the last full
-}
-
-// full reports whether every slot is busy at t.
-func (p *slots) full(t int64) bool {
-	if p.heap {
-		for len(p.busy) > 0 && p.busy[0] <= t {
-			p.take()
-		}
-		if len(p.busy) < p.size/2 {
-			p.heap = false // mostly idle again: order no longer needed
-		}
-		return len(p.busy) >= p.size
-	}
-	if len(p.busy) < p.size {
-		return false // a slot is idle, whichever of the busy ones ended by t
-	}
-	n := 0
-	for _, end := range p.busy {
-		if end > t {
-			p.busy[n] = end
-			n++
-		}
-	}
-	p.busy = p.busy[:n]
-	if n > p.size*3/4 {
-		for i := n/2 - 1; i >= 0; i-- {
-			siftFrom(p.busy, i)
-		}
-		p.heap = true
-	}
-	return n >= p.size
-}
-
-// take removes the earliest-freeing busy slot and returns when it frees. Only after full
-// said true (the slots are then a heap).
-func (p *slots) take() int64 {
-	at := p.busy[0]
-	last := len(p.busy) - 1
-	p.busy[0] = p.busy[last]
-	p.busy = p.busy[:last]
-	siftFrom(p.busy, 0)
-	return at
-}
-
-// push occupies a slot until end: one that full said idle, or the one take freed.
-func (p *slots) push(end int64) {
-	p.busy = append(p.busy, end)
-	if !p.heap {
-		return
-	}
-	for i := len(p.busy) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if p.busy[parent] <= p.busy[i] {
-			break
-		}
-		p.busy[parent], p.busy[i] = p.busy[i], p.busy[parent]
-		i = parent
-	}
-}
-
-// siftFrom restores the min-heap property of h below i (client slots, station workers).
-// It moves a hole down instead of swapping: the same comparisons, so the same
-// arrangement, with one write per level.
-func siftFrom(h []int64, i int) {
-	n := len(h)
-	if i >= n {
-		return
-	}
-	v := h[i]
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m, c := l, h[l]
-		if r := l + 1; r < n {
-			if hr := h[r]; hr < c {
-				m, c = r, hr
-			}
-		}
-		if v <= c {
-			break
-		}
-		h[i] = c
-		i = m
-	}
-	h[i] = v
 }
 
 // kth is the k-th smallest of xs (1-based), which it sorts: the time the k-th of a few

@@ -315,3 +315,80 @@ func TestMonotonicShardKeyOneShard(t *testing.T) {
 	}
 	t.Logf("new orders on the busiest shard: {created_at: 1} %.1f%% (%s); {user_id: hashed, created_at: 1} %.1f%%", 100*mono, shard, 100*hashed)
 }
+
+const timelineScenario = `
+name: timeline
+seed: 5
+load:
+  arrival: poisson
+  max_in_flight: 256
+  timeout: 5s
+  phases:
+    - {name: steady, type: constant, rate: 2000, duration: 12s}
+population:
+  users: 100000
+  sessions: 200000
+mix:
+  sessions.create: 1
+  sessions.read: 2
+  carts.add_item: 1
+  orders.place: 1
+  catalog.product_read: 2
+events:
+  - {at: 2300ms, action: node_down, node: dc1-n2}
+  - {at: 3100ms, action: add_shard, shard: extra}
+  - {at: 4700ms, action: node_up, node: dc1-n2}
+backends:
+  sim:
+    tick: 1s
+    cluster:
+      dcs: [{name: dc1, nodes: 3, racks: 1}]
+      shards: 2
+    mongodb:
+      migration: 700ms
+designs:
+  - design: DESIGNS/seed000.yaml
+  - design: DESIGNS/seed001-mongo.yaml
+    name: mongo
+    set: {products.shard_key: {category: 1}, chunk_size_mb: 1}
+`
+
+// TestAdvanceKeepsTheTimeline: whatever an operation's time, by the time it is simulated
+// (and reported) every tick, event and chunk migration due by then has been taken care
+// of, and the next tick and the events are still to come: the step skips advancing time
+// only when there is nothing due.
+func TestAdvanceKeepsTheTimeline(t *testing.T) {
+	sc := writeScenario(t, timelineScenario)
+	for _, variant := range []string{"seed000", "mongo"} {
+		cfg, ops := configFor(t, sc, variant, 1<<30)
+		s, err := Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		migrations := 0
+		err = s.Simulate(context.Background(), each(ops), func(smp *metrics.Sample) {
+			at := smp.Intended
+			if s.nextTick <= at || s.nextTick > at+s.tick {
+				t.Fatalf("%s: operation at %d simulated with the next tick at %d", variant, at, s.nextTick)
+			}
+			if len(s.events) > 0 && int64(s.events[0].At) <= at {
+				t.Fatalf("%s: operation at %d simulated before the event at %v", variant, at, s.events[0].At)
+			}
+			if s.mongo != nil {
+				if len(s.mongo.migrations) > 0 && s.mongo.due() <= at {
+					t.Fatalf("%s: operation at %d simulated before the migration due at %d", variant, at, s.mongo.due())
+				}
+				migrations = max(migrations, len(s.mongo.migrations))
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.applied) != 3 {
+			t.Errorf("%s: %d events applied, want 3", variant, len(s.applied))
+		}
+		if s.mongo != nil && (migrations == 0 || len(s.mongo.migrations) != 0) {
+			t.Errorf("%s: %d migrations planned, %d left at the end", variant, migrations, len(s.mongo.migrations))
+		}
+	}
+}

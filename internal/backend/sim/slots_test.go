@@ -61,3 +61,27 @@ func TestSlotsMatchExactPool(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSlotsSaturated: a client of 4096 slots that stays saturated, as Black Friday's
+// plateau keeps it on a design that cannot keep up: every operation waits for the
+// earliest slot to free (full, take, push).
+func BenchmarkSlotsSaturated(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	gaps, durs := make([]int64, 1<<16), make([]int64, 1<<16)
+	for i := range gaps {
+		gaps[i], durs[i] = int64(r.ExpFloat64()*1000), 1+int64(r.ExpFloat64()*8e6)
+	}
+	p := slots{size: 4096}
+	var now int64
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		now += gaps[i&(1<<16-1)]
+		start := now
+		if p.full(now) {
+			start = p.take()
+		}
+		p.push(start + durs[i&(1<<16-1)])
+		i++
+	}
+}

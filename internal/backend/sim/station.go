@@ -36,9 +36,10 @@ import "math"
 // tickets), which hold more threads than cores. Reads and writes share the cores, each
 // counted to its stage (Cassandra's ReadStage and MutationStage) for the reader.
 type Station struct {
-	free []int64 // per worker: when its last job ends (virtual ns)
-	low  int64   // the earliest of free
-	gap  []span  // per worker: an idle gap before its last job (from == to: none)
+	free  []int64 // per worker: when its last job ends (virtual ns)
+	low   int64   // the earliest of free
+	lowAt int     // the first worker free at low
+	gap   []span  // per worker: an idle gap before its last job (from == to: none)
 	// gapEnd bounds every gap's end: a job arriving at or after it fits no gap.
 	gapEnd  int64
 	clock   *int64 // no job submitted from now on arrives before *clock (nil: no clock)
@@ -144,12 +145,7 @@ func (s *Station) place(stage int, arrival, service, queueTimeout int64) (start,
 			}
 		}
 	} else {
-		for i, f := range s.free {
-			if f == s.low {
-				best = i
-				break
-			}
-		}
+		best = s.lowAt
 		if arrival < s.gapEnd {
 			for i, g := range s.gap {
 				if g.to > arrival {
@@ -183,10 +179,7 @@ func (s *Station) place(stage int, arrival, service, queueTimeout int64) (start,
 		}
 		s.free[best] = end
 		if f == s.low {
-			s.low = end
-			for _, x := range s.free {
-				s.low = min(s.low, x)
-			}
+			s.findLow() // else the worker was free after low, and is later still: low stands
 		}
 	}
 	s.busy[stage] += service
@@ -300,9 +293,18 @@ func (s *Station) Reserve(t, d int64, k int) {
 		s.free[i] = max(s.free[i], t) + d
 		s.gap[i] = span{}
 	}
-	s.low = s.free[0]
-	for _, x := range s.free {
-		s.low = min(s.low, x)
-	}
+	s.findLow()
 	s.busy[StageWrite] += d * int64(k) // streaming and migrations write
+}
+
+// findLow sets low and lowAt from free, in one pass: a saturated station takes the job
+// after next on the worker it names without looking for it.
+func (s *Station) findLow() {
+	low, at := s.free[0], 0
+	for i, x := range s.free {
+		if x < low {
+			low, at = x, i
+		}
+	}
+	s.low, s.lowAt = low, at
 }

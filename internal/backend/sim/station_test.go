@@ -227,3 +227,26 @@ func TestStationOutOfOrderSubmissions(t *testing.T) {
 		t.Errorf("utilisation %.3f with jobs held back, %.3f in arrival order: held-back work must be counted", heldUtil, inOrderUtil)
 	}
 }
+
+// TestStationKnowsItsEarliestWorker: through saturation, idle spells, jobs of no
+// service, out-of-order arrivals that fit gaps and reserved workers, the station's
+// earliest free time is the minimum of its workers' and lowAt the first worker free then
+// (the one a saturated station places on, as a scan would pick it).
+func TestStationKnowsItsEarliestWorker(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	st := NewStation(8)
+	var now int64
+	for i := range 100_000 {
+		now += r.Int64N(400)
+		arrival := now - r.Int64N(3000) // some arrive before others placed already
+		service := r.Int64N(4) * r.Int64N(2500)
+		st.place(StageRead, max(arrival, 0), service, 0)
+		if i%10_000 == 9_999 {
+			st.Reserve(now, 5000, 3)
+		}
+		low := slices.Min(st.free)
+		if st.low != low || st.lowAt != slices.Index(st.free, low) {
+			t.Fatalf("job %d: low %d at worker %d; the workers are free at %v", i, st.low, st.lowAt, st.free)
+		}
+	}
+}

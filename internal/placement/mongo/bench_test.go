@@ -43,3 +43,37 @@ func BenchmarkHashAndFind(b *testing.B) {
 	}
 	sinkHash = int64(n)
 }
+
+// BenchmarkFindRanged: the chunk of a date key on a range-sharded table of 425 chunks
+// (seed 001's orders on {created_at: 1} at the default chunk size), by the first-field
+// index Find uses ("index") and by comparing whole bounds ("bounds", Find without it).
+func BenchmarkFindRanged(b *testing.B) {
+	chunks := []Chunk{}
+	lo := []Value{MinKey()}
+	for i := range 424 {
+		hi := []Value{Date(int64(i) * 60_000)}
+		chunks = append(chunks, Chunk{Min: lo, Max: hi, Shard: i % 4})
+		lo = hi
+	}
+	chunks = append(chunks, Chunk{Min: lo, Max: []Value{MaxKey()}})
+	tb, err := NewChunkTable(KeyPattern{{Name: "created_at"}}, []string{"a", "b", "c", "d"}, chunks)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain := *tb
+	plain.firstI = nil
+	for _, c := range []struct {
+		name string
+		tb   *ChunkTable
+	}{{"index", tb}, {"bounds", &plain}} {
+		b.Run(c.name, func(b *testing.B) {
+			n := 0
+			key := []Value{Date(0)}
+			for i := 0; b.Loop(); i++ {
+				key[0].I = int64(i*7919) % (425 * 60_000)
+				n += c.tb.Find(key)
+			}
+			sinkHash = int64(n)
+		})
+	}
+}

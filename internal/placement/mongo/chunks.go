@@ -1,10 +1,12 @@
 package mongo
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Chunk is one chunk: the shard key range [Min, Max) and its owning shard (an index into
@@ -25,6 +27,14 @@ type ChunkTable struct {
 	// hashMax: for a single hashed field whose bounds are all longs, the chunk upper
 	// bounds as int64 (the last chunk's MaxKey omitted), for a fast Find.
 	hashMax []int64
+	// firstS or firstI: when the upper bounds of every chunk but the last start with
+	// values of one kind, firstKind, a string or an integer (int, long, date), those
+	// values (firstI for the integers). Find then compares a key of that kind with
+	// these, in one small array, instead of with the bounds' Values, apart in memory,
+	// and compares the whole bounds only where the first fields tie.
+	firstKind Kind
+	firstS    []string
+	firstI    []int64
 }
 
 // NewChunkTable validates and indexes a chunk list: bounds of the pattern's width,
@@ -71,7 +81,35 @@ func NewChunkTable(p KeyPattern, shards []string, chunks []Chunk) (*ChunkTable, 
 			t.hashMax = hm
 		}
 	}
+	t.indexFirst()
 	return t, nil
+}
+
+// indexFirst makes firstS or firstI when the chunks' upper bounds allow.
+func (t *ChunkTable) indexFirst() {
+	bounds := t.Chunks[:len(t.Chunks)-1] // the last one's is MaxKey
+	if len(bounds) == 0 {
+		return
+	}
+	k := bounds[0].Max[0].Kind
+	switch k {
+	case KindString, KindInt32, KindInt64, KindDate:
+	default:
+		return
+	}
+	for i := range bounds {
+		if bounds[i].Max[0].Kind != k {
+			return
+		}
+	}
+	t.firstKind = k
+	for i := range bounds {
+		if k == KindString {
+			t.firstS = append(t.firstS, bounds[i].Max[0].S)
+		} else {
+			t.firstI = append(t.firstI, bounds[i].Max[0].I)
+		}
+	}
 }
 
 // Find is the index of the chunk holding a shard key (as [KeyPattern.Key] builds it):
@@ -79,6 +117,9 @@ func NewChunkTable(p KeyPattern, shards []string, chunks []Chunk) (*ChunkTable, 
 func (t *ChunkTable) Find(key []Value) int {
 	if t.hashMax != nil && len(key) == 1 && key[0].Kind == KindInt64 {
 		return t.FindHashed(key[0].I)
+	}
+	if len(key) > 0 && key[0].Kind == t.firstKind && (t.firstS != nil || t.firstI != nil) {
+		return t.findFirst(key)
 	}
 	lo, hi := 0, len(t.Chunks)
 	for lo < hi {
@@ -90,6 +131,33 @@ func (t *ChunkTable) Find(key []Value) int {
 		}
 	}
 	return min(lo, len(t.Chunks)-1)
+}
+
+// findFirst is Find for a key whose first value is of the kind firstS or firstI hold:
+// the same search, comparing first values of one kind as Compare does (strings by
+// bytes, integers by value), and the whole bounds when they tie. The last chunk, up to
+// MaxKey, holds any key beyond the others.
+func (t *ChunkTable) findFirst(key []Value) int {
+	k := &key[0]
+	lo, hi := 0, len(t.Chunks)-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		var c int
+		if t.firstS != nil {
+			c = strings.Compare(t.firstS[m], k.S)
+		} else {
+			c = cmp.Compare(t.firstI[m], k.I)
+		}
+		if c == 0 {
+			c = CompareKeys(t.Chunks[m].Max, key)
+		}
+		if c <= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // FindHashed is Find for a collection sharded on one hashed field, given the hashed

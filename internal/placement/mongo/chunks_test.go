@@ -533,3 +533,76 @@ func TestSortKeyOrder(t *testing.T) {
 		t.Error("a double is encoded: ints and doubles compare by value, which the bytes cannot")
 	}
 }
+
+// TestFindByFirstField: a table whose bounds start with strings or dates finds the same
+// chunk by its first-field index as by comparing whole bounds, also where several
+// chunks share a first value (a compound key) and for the [prefix, MinKey] and
+// [prefix, MaxKey] keys a prefix query routes by.
+func TestFindByFirstField(t *testing.T) {
+	cats := []string{"audio", "books", "garden", "phones", "toys"}
+	var chunks []Chunk
+	p := mustPattern(t, `{category: 1, n: 1}`)
+	lo := []Value{MinKey(), MinKey()}
+	for i, c := range cats {
+		for _, n := range []int64{10, 20} {
+			hi := []Value{String(c), Int64(n)}
+			chunks = append(chunks, Chunk{Min: lo, Max: hi, Shard: i % 2})
+			lo = hi
+		}
+	}
+	chunks = append(chunks, Chunk{Min: lo, Max: []Value{MaxKey(), MaxKey()}})
+	compound, err := NewChunkTable(p, []string{"a", "b"}, chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compound.firstS == nil {
+		t.Fatal("no first-field index for string bounds")
+	}
+	var keys [][]Value
+	for _, c := range append(slices.Clone(cats), "", "a", "books2", "zzz") {
+		for _, n := range []int64{-1, 10, 15, 20, 25} {
+			keys = append(keys, []Value{String(c), Int64(n)})
+		}
+		keys = append(keys, []Value{String(c), MinKey()}, []Value{String(c), MaxKey()})
+	}
+	checkFind(t, compound, keys)
+
+	chunks = chunks[:0]
+	lo = []Value{MinKey()}
+	for i := range 400 {
+		hi := []Value{Date(int64(i) * 1000)}
+		chunks = append(chunks, Chunk{Min: lo, Max: hi, Shard: i % 2})
+		lo = hi
+	}
+	chunks = append(chunks, Chunk{Min: lo, Max: []Value{MaxKey()}})
+	dates, err := NewChunkTable(mustPattern(t, `{created_at: 1}`), []string{"s1", "s2"}, chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dates.firstI == nil {
+		t.Fatal("no first-field index for date bounds")
+	}
+	keys = keys[:0]
+	for _, c := range dates.Chunks {
+		for _, d := range []int64{-1, 0, 1} {
+			if c.Max[0].Kind == KindDate {
+				keys = append(keys, []Value{Date(c.Max[0].I + d)})
+			}
+		}
+	}
+	keys = append(keys, []Value{Date(-1 << 62)}, []Value{Date(1 << 62)}, []Value{Int64(5000)})
+	checkFind(t, dates, keys)
+}
+
+// checkFind compares tb.Find with the chunk whose [Min, Max) holds each key.
+func checkFind(t *testing.T, tb *ChunkTable, keys [][]Value) {
+	t.Helper()
+	for _, k := range keys {
+		want := slices.IndexFunc(tb.Chunks, func(c Chunk) bool {
+			return CompareKeys(c.Min, k) <= 0 && CompareKeys(k, c.Max) < 0
+		})
+		if got := tb.Find(k); got != want {
+			t.Errorf("key %s: chunk %d, want %d", tb.Pattern.FormatKey(k), got, want)
+		}
+	}
+}
