@@ -63,6 +63,16 @@ type Virtual interface {
 	Close() error
 }
 
+// UnservedCounter is implemented by Virtual backends that can report the operations they
+// do not serve as a count instead of a Sample each: Simulate then reports each of its own
+// operations it does not serve (one of another shard still goes to record, flagged
+// metrics.FlagForeign) by calling count(op.Type, its intended time) where it would have
+// recorded the Sample, and the collector counts it as it counted that Sample
+// (metrics.Collector.AddUnserved). CountUnserved is called before Simulate.
+type UnservedCounter interface {
+	CountUnserved(count func(op uint16, intended int64))
+}
+
 // VirtualGrain is the resolution of a virtual-time run's intervals: its ticks are whole
 // multiples of it, which the histogram logs state exactly (in milliseconds).
 const VirtualGrain = time.Millisecond

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/backend"
+	"github.com/shardbench/shardbench/internal/metrics"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
 	"github.com/shardbench/shardbench/workloads"
@@ -104,4 +107,79 @@ func TestUnservedEverythingAndInterrupt(t *testing.T) {
 			t.Errorf("totals %+v coverage %+v: about 350 unserved, nothing scheduled", v.Totals, v.Coverage)
 		}
 	})
+}
+
+// unservingSim answers op0 in 1 ms and does not serve the other operations: it reports
+// them as Samples, or through the engine's count when it is a backend.UnservedCounter.
+type unservingSim struct {
+	count   func(op uint16, intended int64)
+	counted int
+}
+
+func (f *unservingSim) Simulate(_ context.Context, next func() *workloads.Op, record func(*metrics.Sample)) error {
+	for op := next(); op != nil; op = next() {
+		t := int64(op.Intended)
+		switch {
+		case op.Type == 0:
+			record(&metrics.Sample{Intended: t, Start: t, End: t + 1e6})
+		case f.count != nil:
+			f.count(op.Type, t)
+			f.counted++
+		default:
+			record(&metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type, Flags: metrics.FlagUnserved})
+		}
+	}
+	return nil
+}
+
+func (f *unservingSim) Close() error { return nil }
+
+type countingSim struct{ unservingSim }
+
+func (f *countingSim) CountUnserved(count func(op uint16, intended int64)) { f.count = count }
+
+// A simulator that counts its unserved operations (backend.UnservedCounter) gets the
+// results of one that records a Sample for each: the same summary and time series.
+func TestCountedUnservedAreRecordedUnserved(t *testing.T) {
+	sc := testScenario(scenario.ArrivalPoisson, 64, scenario.Phase{Name: "p", Type: scenario.PhaseConstant, Duration: 5 * time.Second, Rate: 20000})
+	counting := &countingSim{}
+	cfg := testConfig(t, sc, 3, VariantBackend{Name: "rec", Virtual: &unservingSim{}}, VariantBackend{Name: "count", Virtual: counting})
+	sum, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counting.counted < 50000 {
+		t.Fatalf("%d operations counted: the engine did not hand the simulator its count", counting.counted)
+	}
+	rec, cnt := sum.Variants[0], sum.Variants[1]
+	if rec.Totals.Unserved < 50000 || cnt.Totals.Unserved != rec.Totals.Unserved {
+		t.Fatalf("unserved %d, want %d (at least 50000)", cnt.Totals.Unserved, rec.Totals.Unserved)
+	}
+	digest := func(v results.SummaryVariant) string {
+		v.Name, v.StartedAt = "", time.Time{}
+		v.Ops = slices.Clone(v.Ops)
+		for i := range v.Ops {
+			v.Ops[i].HistogramLog = "" // under the variant's name
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	if g, w := digest(cnt), digest(rec); g != w {
+		t.Errorf("summary:\n%s\nwant:\n%s", g, w)
+	}
+	cfg.Dir.Close()
+	pts, err := results.ReadTimeseries(cfg.Dir.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byVariant := map[string][]string{}
+	for _, p := range pts {
+		name := p.Variant
+		p.Variant = ""
+		b, _ := json.Marshal(p)
+		byVariant[name] = append(byVariant[name], string(b))
+	}
+	if g, w := byVariant["count"], byVariant["rec"]; len(w) < 5 || !slices.Equal(g, w) {
+		t.Errorf("time series:\n%v\nwant:\n%v", g, w)
+	}
 }

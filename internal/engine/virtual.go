@@ -54,6 +54,12 @@ func runVirtual(ctx context.Context, cfg *Config, vi int, src Source) (results.S
 			last = t
 		}
 	}
+	if uc, ok := v.Virtual.(backend.UnservedCounter); ok {
+		uc.CountUnserved(func(op uint16, t int64) {
+			col.AddUnserved(op, t)
+			last = max(last, time.Duration(t)) // its end, as record takes it
+		})
+	}
 	simErr := v.Virtual.Simulate(ctx, next, record)
 	span, due := max(last, cfg.Schedule.Duration()), cfg.Schedule.Duration()
 	if interrupted {

@@ -234,6 +234,59 @@ func TestTotalsAreEverySample(t *testing.T) {
 	}
 }
 
+// AddUnserved counts an unserved operation exactly as AddVirtual counts its Sample: in
+// every interval (those it closes too), the totals, the measure window and the clock;
+// with half the stream unserved, the first sample among them, with and without a window.
+func TestAddUnservedIsAddVirtual(t *testing.T) {
+	for _, window := range []bool{false, true} {
+		t.Run(fmt.Sprintf("window=%v", window), func(t *testing.T) {
+			samples := aheadStream(rand.New(rand.NewPCG(7, 8)), 200_000)
+			rng := rand.New(rand.NewPCG(9, 10))
+			for i := range samples {
+				s := &samples[i]
+				if i == 0 || s.Flags&FlagForeign == 0 && rng.IntN(2) == 0 {
+					s.Flags, s.Start, s.End = FlagUnserved, s.Intended, s.Intended
+				}
+			}
+			run := func(count bool) (ivs []string, now time.Duration, totals string) {
+				c := NewCollector(5, time.Millisecond, time.Second, func(iv *Interval) error {
+					ivs = append(ivs, intervalDigest(iv))
+					return nil
+				})
+				if window {
+					c.Measure(20*time.Second, 40*time.Second)
+				}
+				var latest int64
+				for i := range samples {
+					s := &samples[i]
+					latest = max(latest, reportAt(s))
+					if count && s.Flags == FlagUnserved {
+						c.AddUnserved(s.Op, s.Intended)
+						continue
+					}
+					c.AddVirtual(s)
+				}
+				now = c.Now()
+				c.Flush(time.Duration(latest)+time.Second, 0)
+				return ivs, now, totalsDigest(c)
+			}
+			got, gotNow, gotTotals := run(true)
+			want, wantNow, wantTotals := run(false)
+			if len(got) != len(want) || len(want) < 100 {
+				t.Fatalf("%d intervals, want %d (at least 100)", len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("interval %d:\n%s\nwant:\n%s", i, got[i], want[i])
+				}
+			}
+			if gotNow != wantNow || gotTotals != wantTotals {
+				t.Fatalf("now %v, totals:\n%s\nwant %v:\n%s", gotNow, gotTotals, wantNow, wantTotals)
+			}
+		})
+	}
+}
+
 // Every clamped value's bucket index fits a far record, below the on-time mark.
 func TestFarRecordHoldsEveryBucket(t *testing.T) {
 	if idx := harness.CountsIndex(Clamp(Highest)); idx >= onTimeLag {
@@ -248,10 +301,11 @@ func TestFarRecordHoldsEveryBucket(t *testing.T) {
 // makes them (its cluster and hot-partition tables): what a sample costs then is mostly
 // the cache lines it touches, which a warm loop hides. The cold variants' time includes
 // the reads' (compare cold=true against itself, across versions). The mix=bf variants
-// are unsaturated with Black Friday's share of unserved samples (212 M of its 390 M).
+// are unsaturated with Black Friday's share of unserved samples (212 M of its 390 M);
+// bf-count reports those through AddUnserved.
 func BenchmarkAddVirtual(b *testing.B) {
 	for _, cold := range []bool{false, true} {
-		for _, mix := range []string{"unsaturated", "saturated", "bf"} {
+		for _, mix := range []string{"unsaturated", "saturated", "bf", "bf-count"} {
 			b.Run(fmt.Sprintf("cold=%v/mix=%s", cold, mix), func(b *testing.B) {
 				benchAddVirtual(b, cold, mix)
 			})
@@ -260,7 +314,7 @@ func BenchmarkAddVirtual(b *testing.B) {
 }
 
 func benchAddVirtual(b *testing.B, cold bool, mix string) {
-	saturated := mix == "saturated"
+	saturated, count := mix == "saturated", mix == "bf-count"
 	rng := rand.New(rand.NewPCG(1, 2))
 	batch := make([]Sample, 1<<16)
 	now, backlog := int64(0), int64(0)
@@ -274,7 +328,7 @@ func benchAddVirtual(b *testing.B, cold bool, mix string) {
 			s.Start += int64(rng.IntN(1e6))
 		}
 		s.End = s.Start + int64(rng.ExpFloat64()*1e6)
-		if mix == "bf" && rng.IntN(390) < 212 {
+		if strings.HasPrefix(mix, "bf") && rng.IntN(390) < 212 {
 			s.Start, s.End, s.Flags = s.Intended, s.Intended, FlagUnserved
 		}
 		batch[i] = s
@@ -299,6 +353,10 @@ func benchAddVirtual(b *testing.B, cold bool, mix string) {
 				h = h*0x9e3779b97f4a7c15 + uint64(k)
 				table[h>>40%uint64(len(table))]++
 			}
+		}
+		if count && s.Flags == FlagUnserved {
+			c.AddUnserved(s.Op, s.Intended)
+			continue
 		}
 		c.AddVirtual(&s)
 	}

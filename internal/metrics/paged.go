@@ -142,10 +142,7 @@ func (h *PagedHistogram) add(o *PagedHistogram) {
 	for _, n := range o.used {
 		src := o.pages[n]
 		if int(n) < len(h.pages) && h.pages[n] != nil {
-			dst := h.pages[n]
-			for i := range dst {
-				dst[i] += src[i]
-			}
+			h.pages[n].add(src)
 		} else {
 			*h.take(n) = *src // a copy, not a share: o is reset on its own
 		}
@@ -282,6 +279,23 @@ func (h *PagedHistogram) indexesAt(targets []int64, idx []int32) {
 					return
 				}
 			}
+		}
+	}
+}
+
+// add adds src's counts, a cache line (8 buckets) at a time: an interval's page holds
+// counts in about half its lines, and a line of zeros leaves the destination's line
+// unread, which for the cumulative histograms (megabytes per variant, out of cache) was
+// most of an interval's fold.
+func (p *page) add(src *page) {
+	for i := 0; i < len(p); i += 8 {
+		s := src[i : i+8 : i+8]
+		if s[0]|s[1]|s[2]|s[3]|s[4]|s[5]|s[6]|s[7] == 0 {
+			continue
+		}
+		d := p[i : i+8 : i+8]
+		for j := range d {
+			d[j] += s[j]
 		}
 	}
 }

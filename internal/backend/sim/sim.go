@@ -79,6 +79,9 @@ type Simulator struct {
 	// own, when set, says which operations this shard of a distributed run records; the
 	// others are simulated alike and reported with metrics.FlagForeign.
 	own func(*workloads.Op) bool
+	// count, when set, counts an own operation the design does not serve, in place of
+	// its Sample (backend.UnservedCounter).
+	count func(op uint16, intended int64)
 
 	// opScale is backends.sim.operation_scale by operation type (nil: all 1); scale is
 	// the current operation's, applied to every service time drawn for it.
@@ -186,6 +189,10 @@ func (s *Simulator) Close() error { return nil }
 // simulates the whole stream and flags the operations own rejects as another shard's.
 func (s *Simulator) RecordOnly(own func(*workloads.Op) bool) { s.own = own }
 
+// CountUnserved makes the simulator report its own unserved operations through count
+// (backend.UnservedCounter).
+func (s *Simulator) CountUnserved(count func(op uint16, intended int64)) { s.count = count }
+
 // Simulate consumes the stream and reports every operation in completion order.
 func (s *Simulator) Simulate(ctx context.Context, next func() *workloads.Op, record func(*metrics.Sample)) error {
 	if s.group != nil {
@@ -253,9 +260,14 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	t := int64(op.Intended)
 	s.now = max(s.now, t)
 	s.advance(t)
+	foreign := s.own != nil && !s.own(op)
+	if s.unserved[op.Type] && s.count != nil && !foreign {
+		s.count(op.Type, t) // never simulated
+		return
+	}
 	smp := &s.out
 	*smp = metrics.Sample{Intended: t, Start: t, End: t, Op: op.Type}
-	if s.own != nil && !s.own(op) {
+	if foreign {
 		smp.Flags = metrics.FlagForeign
 	}
 	if s.unserved[op.Type] {
