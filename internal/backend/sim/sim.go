@@ -318,6 +318,7 @@ func (s *Simulator) advance(t int64) {
 	}
 }
 
+// advanceTo is advance's work when something is due by t; it sets the next due time.
 func (s *Simulator) advanceTo(t int64) {
 	for len(s.events) > 0 && int64(s.events[0].At) <= t {
 		e := s.events[0]
