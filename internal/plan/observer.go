@@ -217,7 +217,7 @@ func (o *Observer) Access(a *design.Access, op *workloads.Op, w *Where) {
 		}
 	}
 	if st.cass {
-		o.countReplicas(t, st, a, op, w, write, bytes)
+		o.countReplicas(t, st, a, op, w, bytes)
 		return
 	}
 	for _, s := range w.Shards {
@@ -259,9 +259,9 @@ func grows(s *design.Step) bool {
 // round-robin as a token-aware, load-balanced client spreads them, from its client's
 // data center first (LOCAL_* levels: only there, see [Clients]); a scan to every node of
 // the client's data center.
-func (o *Observer) countReplicas(t *tableStats, st *stepState, a *design.Access, op *workloads.Op, w *Where, write bool, bytes int64) {
+func (o *Observer) countReplicas(t *tableStats, st *stepState, a *design.Access, op *workloads.Op, w *Where, bytes int64) {
 	reps := w.Replicas
-	if write {
+	if st.write {
 		for _, r := range reps {
 			t.cass.write(int(r), bytes)
 		}

@@ -84,17 +84,7 @@ func (p *slots) push(end int64) {
 	if !p.heap {
 		return
 	}
-	h := p.busy
-	i := len(h) - 1
-	for i > 0 {
-		parent := (i - 1) / 4
-		if h[parent] <= end {
-			break
-		}
-		h[i] = h[parent]
-		i = parent
-	}
-	h[i] = end
+	rise(p.busy, len(p.busy)-1, 0, end)
 }
 
 // siftDown restores the 4-ary min-heap property of h below i. The value at i is
@@ -139,6 +129,12 @@ func siftDown(h []int64, i int) {
 		}
 		break
 	}
+	rise(h, i, top, v)
+}
+
+// rise puts v, bound for the hole at i, in its place on the path from i up to top: the
+// larger values above it move down one level each.
+func rise(h []int64, i, top int, v int64) {
 	for i > top {
 		parent := (i - 1) / 4
 		if h[parent] <= v {
