@@ -127,14 +127,20 @@ type placements struct {
 
 // placed is one access's reach in 16 bytes. A Cassandra partition's replicas are those of
 // its vnode on the member's own ring (the same layout); a request without its partition
-// key reaches every node. A MongoDB request goes to one shard or to a list of them.
+// key reaches every node. A MongoDB request goes to one shard or to a list of them, and
+// one that names its shard key's values carries their fingerprint: the write-conflict
+// model (conflict.go) tells documents apart by it.
 type placed struct {
-	fp uint64 // Cassandra: the partition's fingerprint (the MongoDB model needs none)
+	fp uint64 // the partition's or shard key values' fingerprint, when keyed
 	// at: Cassandra, the vnode (-1: no partition key); MongoDB, the shard (-1: several,
-	// at placements.shards[off]).
+	// at placements.shards[off&^placedKeyed]).
 	at  int32
-	off uint32
+	off uint32 // MongoDB: placedKeyed when the request names its shard key's values
 }
+
+// placedKeyed marks a keyed MongoDB request in placed.off, above any offset a block's
+// shard lists reach.
+const placedKeyed = 1 << 31
 
 // newCohort finds the tables two or more of sims place alike (their plan.Placer.ShareKey
 // agree) and lends each member those tables' shared analysis. Members whose placer could
@@ -233,6 +239,9 @@ func (st *sharedTable) place(blk []workloads.Op, out *placements) {
 				r.off = uint32(len(out.shards))
 				out.shards = append(append(out.shards, len(w.Shards)), w.Shards...)
 			}
+			if a.Step.Database != design.Cassandra && len(w.Key) > 0 {
+				r.fp, r.off = w.Fingerprint(), r.off|placedKeyed
+			}
 			out.recs = append(out.recs, r)
 		}
 	}
@@ -314,8 +323,11 @@ func (s *Simulator) shared(t int16, a *design.Access, op *workloads.Op) bool {
 		s.one[0] = int(p.at)
 		r.shards = s.one[:]
 	default:
-		n := tp.shards[p.off]
-		r.shards = tp.shards[p.off+1 : int(p.off)+1+n]
+		off := int(p.off &^ placedKeyed)
+		r.shards = tp.shards[off+1 : off+1+tp.shards[off]]
+	}
+	if p.off&placedKeyed != 0 {
+		r.keyed, r.fp = true, p.fp
 	}
 	return true
 }

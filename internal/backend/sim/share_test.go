@@ -122,6 +122,11 @@ func TestSharedTablesChangeNothing(t *testing.T) {
 		if got, want := jobsByNode(sims[k]), jobsByNode(alone); !mapsEqual(got, want) {
 			t.Errorf("%s: shared node loads %v, its own %v", name, got, want)
 		}
+		// server.json: what the simulated servers did, write conflicts and Paxos rounds
+		// on one document or partition among it, which need the key a placement names.
+		if got, want := serverJSON(t, sims[k]), serverJSON(t, alone); got != want {
+			t.Errorf("%s: shared server report differs from its own:\n%s\n%s", name, got, want)
+		}
 		if (sims[k].shares != nil) != (name != "seed001-mongo-products-subcategory") {
 			t.Errorf("%s: shares tables: %v", name, sims[k].shares != nil)
 		}
@@ -131,6 +136,15 @@ func TestSharedTablesChangeNothing(t *testing.T) {
 	if _, _, shared := simulateGroup(t, grow, []string{"a", "b"}, 20_000); shared != 0 {
 		t.Errorf("%d tables shared in a scenario that adds a node, want none", shared)
 	}
+}
+
+func serverJSON(t *testing.T, s *Simulator) string {
+	t.Helper()
+	b, err := json.Marshal(s.serverView())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func mapsEqual(a, b map[string]int64) bool {
