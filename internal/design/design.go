@@ -217,6 +217,10 @@ type MongoStep struct {
 	// Filter lists the document fields the request filters on (equality, then the range
 	// field), in order.
 	Filter []string
+	// Limited: a read with a limit of documents: findOne, a List operation's find
+	// (limited to its Op.Qty where the generator sets one, as the catalog's do), or one
+	// with the design's limit.
+	Limited bool
 	// Read preference, write concern, read concern.
 	ReadPref     ReadPref
 	WriteConcern WriteConcern

@@ -271,6 +271,8 @@ func (b *mongoBuilder) statement() {
 	default:
 		s.Statement = "updateOne"
 	}
+	// As command sets the limit.
+	s.Limited = b.read && (s.Statement == "findOne" || b.op.spec.Action == workloads.List || b.spec.Limit > 0)
 }
 
 // updateFields finds the item list and the stock fields the request changes, and the

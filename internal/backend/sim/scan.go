@@ -85,7 +85,10 @@ func (c *mongoCluster) readCost(a *design.Access, shard, shards int, broadcast b
 		return m.Find + m.Doc*durationOf(rows-1)
 	}
 	share := rows / int64(max(shards, 1))
-	if c.indexed(step) {
+	if c.indexed(step) || len(step.Filter) == 0 && step.Limited {
+		// Without a filter every document matches, so a limited query's collection scan
+		// stops at its limit (a LIMIT stage over COLLSCAN: docsExamined is the limit): it
+		// costs what an index lookup of as many documents does.
 		return m.Find + m.Doc*durationOf(share)
 	}
 	return m.Scan + m.Examine*durationOf(c.vol.held(step, shard)) + m.Doc*durationOf(share)

@@ -59,34 +59,43 @@ func stepOf(t *testing.T, s *Simulator, op string, i int) *design.Step {
 // each shard plans the query on its indexes like a standalone mongod, where a query can use
 // any index whose prefix it names ("Compound Indexes", index prefixes) and _id always
 // has its unique index. Only a filter that names no index's prefix scans the collection
-// (COLLSCAN), examining every document the shard holds. Seed 001's findOne({_id: orderId})
-// under {user_id: hashed, created_at: 1} costs each shard an index lookup however many
-// orders it holds, a period's listing uses the {created_at: -1} index; a query without
-// a filter costs the scan of every document.
+// (COLLSCAN), examining every document the shard holds, unless it has no filter and a
+// limit: every document then matches and the LIMIT stage stops the scan at the limit
+// (explain's totalDocsExamined is the limit). Seed 001's findOne({_id: orderId}) under
+// {user_id: hashed, created_at: 1} costs each shard an index lookup however many orders
+// it holds, a period's listing uses the {created_at: -1} index, the store-wide popular
+// products (no filter, the page's 20) cost a lookup of 20 documents, and a query without
+// a filter or a limit costs the scan of every document.
 func TestBroadcastQueriesUseTheShardsIndexes(t *testing.T) {
 	s := openVariant(t, strings.Replace(ordersScenario, "MIX", "{orders.read: 1, orders.list_by_period: 1, catalog.popular: 1}", 1), "seed001-mongo")
 	c := s.mongo
 	m := &s.opt.MongoDB
 	byID := stepOf(t, s, "orders.read", 0)
 	period := stepOf(t, s, "orders.list_by_period", 0)
-	all := stepOf(t, s, "catalog.popular", 1) // every hot product: no filter
+	top := stepOf(t, s, "catalog.popular", 1) // the store-wide top: no filter, a limit
+	all := *top                               // the same without its limit: every hot product
+	all.Limited = false
 	if byID.Kind != design.Scan || period.Kind != design.Scan {
 		t.Fatalf("orders by _id and by period must broadcast under the chosen key: %s, %s", byID.Kind, period.Kind)
 	}
-	if !c.indexed(byID) || !c.indexed(period) || c.indexed(all) {
-		t.Fatalf("index use: _id %v, created_at range (the created_at_-1 index) %v, no filter %v", c.indexed(byID), c.indexed(period), c.indexed(all))
+	if !c.indexed(byID) || !c.indexed(period) || c.indexed(top) || !top.Limited {
+		t.Fatalf("index use: _id %v, created_at range (the created_at_-1 index) %v, no filter %v; the top limited %v", c.indexed(byID), c.indexed(period), c.indexed(top), top.Limited)
 	}
-	cost := func(st *design.Step, held int64) time.Duration {
+	cost := func(st *design.Step, held int64, rows int32) time.Duration {
 		c.vol = newVolume(s.cfg.Compiled.NumSteps())
 		c.vol.add(st, 0, held)
-		return c.readCost(&design.Access{Step: st, Rows: 1}, 0, 3, true)
+		return c.readCost(&design.Access{Step: st, Rows: rows}, 0, 3, true)
 	}
-	if small, big := cost(byID, 1_000), cost(byID, 10_000_000); small != m.Find || big != m.Find {
+	if small, big := cost(byID, 1_000, 1), cost(byID, 10_000_000, 1); small != m.Find || big != m.Find {
 		t.Errorf("findOne by _id on a shard of 1K and 10M orders: %s and %s, want an index lookup (%s) for both", small, big, m.Find)
 	}
 	want := m.Scan + 10_000_000*m.Examine
-	if small, big := cost(all, 1_000), cost(all, 10_000_000); big != want || small >= big/100 {
-		t.Errorf("collection scan of 1K and 10M orders: %s and %s, want %s for 10M", small, big, want)
+	if small, big := cost(&all, 1_000, 1), cost(&all, 10_000_000, 1); big != want || small >= big/100 {
+		t.Errorf("collection scan of 1K and 10M documents: %s and %s, want %s for 10M", small, big, want)
+	}
+	// 20 documents over 3 shards: 6 from this one.
+	if small, big, want := cost(top, 1_000, 20), cost(top, 10_000_000, 20), m.Find+6*m.Doc; small != want || big != want {
+		t.Errorf("the top 20 without a filter on shards of 1K and 10M documents: %s and %s, want %s for both", small, big, want)
 	}
 }
 
