@@ -97,9 +97,11 @@ func hotspotsJSON(t *testing.T, s *Simulator) string {
 
 // Simulators that share tables give, variant for variant, the simulation and the
 // hot-partition analysis each gives alone: the operations' timings sample for sample,
-// every node's load, and hotspots.json. Black Friday's seed 001 MongoDB variants share
-// all but one or two collections, seed 002's pair its carts and orders; one variant
-// (products-subcategory) shares nothing, and a scenario that adds a node shares nothing.
+// every node's load, hotspots.json and server.json (MongoDB write conflicts and
+// Cassandra Paxos rounds, which need the key a shared placement carries). Black
+// Friday's seed 001 MongoDB variants share all but one or two collections, seed 002's
+// pair its carts and orders; one variant (products-subcategory) shares nothing, and a
+// scenario that adds a node shares nothing.
 func TestSharedTablesChangeNothing(t *testing.T) {
 	sc := readScenario(t, "../../../scenarios/black-friday.yaml", 20*time.Second)
 	variants := []string{"seed001-mongo", "seed001-mongo-orders-created", "seed001-mongo-products-brand",
@@ -122,8 +124,6 @@ func TestSharedTablesChangeNothing(t *testing.T) {
 		if got, want := jobsByNode(sims[k]), jobsByNode(alone); !mapsEqual(got, want) {
 			t.Errorf("%s: shared node loads %v, its own %v", name, got, want)
 		}
-		// server.json: what the simulated servers did, write conflicts and Paxos rounds
-		// on one document or partition among it, which need the key a placement names.
 		if got, want := serverJSON(t, sims[k]), serverJSON(t, alone); got != want {
 			t.Errorf("%s: shared server report differs from its own:\n%s\n%s", name, got, want)
 		}
