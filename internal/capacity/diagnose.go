@@ -39,9 +39,12 @@ type evidence struct {
 	sum    *results.Summary
 	v      *results.SummaryVariant
 	server *results.ServerVariant // nil: the backend reported no per-node figures
-	hot    *results.HotspotsVariant
-	points []results.Point
-	failed []results.GateCheck
+	// contention: the server's figures of contention on one partition or document, if it
+	// counted any (the simulator does).
+	contention []results.ServerContention
+	hot        *results.HotspotsVariant
+	points     []results.Point
+	failed     []results.GateCheck
 }
 
 // Diagnose says what breaks first at a failing step, with the figures it rests on: a
@@ -61,8 +64,11 @@ func Diagnose(dir string, info VariantInfo, failed []results.GateCheck) (*result
 	if err != nil {
 		return nil, err
 	}
-	if sv := srv.Variant(info.Name); sv != nil && len(sv.Nodes) > 0 {
-		e.server = sv
+	if sv := srv.Variant(info.Name); sv != nil {
+		e.contention = sv.Contention
+		if len(sv.Nodes) > 0 {
+			e.server = sv
+		}
 	}
 	hot, err := results.ReadHotspots(dir)
 	if err != nil {
@@ -333,7 +339,9 @@ func (e *evidence) servedTotals() totals {
 	return t
 }
 
-// lwt: a failed operation runs lightweight transactions that time out or conflict.
+// lwt: a failed operation runs lightweight transactions that time out or conflict, or
+// that the server saw lose Paxos rounds to each other and retry them while none failed:
+// when 1% or more of them did, the retries are in the p99.
 func (e *evidence) lwt() *results.CapacityCause {
 	for _, op := range e.failedOps() {
 		var table string
@@ -350,7 +358,8 @@ func (e *evidence) lwt() *results.CapacityCause {
 		// server saturated (a saturated node times out every kind of request: that is the
 		// node's doing, named by the saturation rule).
 		conflicts, timeouts := st.Errors[metrics.Conflict.String()], st.Errors[metrics.Timeout.String()]
-		if _, _, sat := e.peakStage(); conflicts == 0 && (timeouts == 0 || sat) {
+		lost := e.lostRounds()
+		if _, _, sat := e.peakStage(); conflicts == 0 && (sat || timeouts == 0 && lost == nil) {
 			continue
 		}
 		c := &results.CapacityCause{Kind: results.CauseLWT, Subject: shortTable(table)}
@@ -362,6 +371,14 @@ func (e *evidence) lwt() *results.CapacityCause {
 		}
 		c.Summary = fmt.Sprintf("LWT contention: %s's compare-and-set%s: %s timeouts and %s conflicts in %s operations, p99 %s",
 			op, where, units.Count(float64(timeouts)), units.Count(float64(conflicts)), units.Count(float64(st.Scheduled)), units.Ms(st.Response.P99))
+		if conflicts == 0 && timeouts == 0 {
+			c.Summary = fmt.Sprintf("LWT contention: %s's compare-and-set%s: %s of %s lost a Paxos round to another proposer and retried it (%s rounds), none failed; p99 %s",
+				op, where, units.Count(float64(lost.Contended)), units.Count(float64(lost.Requests)), units.Count(float64(lost.Retries)), units.Ms(st.Response.P99))
+		}
+		if lost != nil {
+			c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.ServerFile, Figure: "LWTs that lost a Paxos round", Value: fmt.Sprintf("%d of %d", lost.Contended, lost.Requests),
+				Detail: fmt.Sprintf("%d rounds retried, %d timed out", lost.Retries, lost.TimedOut)})
+		}
 		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.SummaryFile, Figure: op + " errors", Value: fmt.Sprintf("%d timeout, %d conflict", timeouts, conflicts),
 			Detail: fmt.Sprintf("of %d; response p99 %s, service p99 %s", st.Scheduled, units.Ms(st.Response.P99), units.Ms(st.Service.P99))})
 		if n, s, sat := e.peakStage(); sat {
@@ -369,6 +386,17 @@ func (e *evidence) lwt() *results.CapacityCause {
 			c.Evidence = append(c.Evidence, stageEvidence(n, s))
 		}
 		return c
+	}
+	return nil
+}
+
+// lostRounds is the server's count of LWTs that lost a Paxos round, when at least 1% of
+// them did.
+func (e *evidence) lostRounds() *results.ServerContention {
+	for i := range e.contention {
+		if c := &e.contention[i]; c.Kind == results.ContentionLWT && c.Contended > 0 && c.Contended*100 >= c.Requests {
+			return c
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -236,6 +237,47 @@ func TestDiagnoseLWTContention(t *testing.T) {
 		{Node: "dc1-n4", Stages: []results.ServerStage{stage("read", 0.5, nil), stage("write", 1, sat(40))}}}}}}
 	if c := diagnose(t, s, failedP99("catalog.stock_decrement", "2s")); c.Kind != results.CauseNode || !strings.Contains(c.Summary, "write stage saturated first") {
 		t.Errorf("timeouts on a saturated node: %+v", c)
+	}
+}
+
+// LWTs that lose Paxos rounds to each other and retry them are slow without failing: the
+// server's contention figures name the cause when 1% or more lost a round and no server
+// saturated (seed 002's category shards at SERIAL: 6,491 of 23,812, p99 506 ms).
+func TestDiagnoseLWTRoundsLostWithoutFailures(t *testing.T) {
+	lwts := func(contended int64, saturated bool) *results.ServerReport {
+		write := stage("write", 0.6, nil)
+		if saturated {
+			write = stage("write", 1, sat(40))
+		}
+		return &results.ServerReport{Variants: []results.ServerVariant{{Variant: "v",
+			Nodes:      []results.ServerNode{{Node: "dc1-n4", Stages: []results.ServerStage{stage("read", 0.5, nil), write}}},
+			Contention: []results.ServerContention{{Kind: results.ContentionLWT, Requests: 23812, Contended: contended, Retries: 12419, TimedOut: 0}}}}}
+	}
+	s := &step{sum: sumOf(op("catalog.stock_decrement", 506, 500, 1, 0, nil)), hot: hotProducts(), server: lwts(6491, false)}
+	c := diagnose(t, s, failedP99("catalog.stock_decrement", "506ms"))
+	if c.Kind != results.CauseLWT || c.Subject != "products category='electronics'" || !strings.Contains(c.Summary, "6.49k of 23.8k lost a Paxos round") {
+		t.Errorf("rounds lost without failures: %+v", c)
+	}
+	if !slices.ContainsFunc(c.Evidence, func(ev results.CapacityEvidence) bool {
+		return ev.Source == results.ServerFile && ev.Value == "6491 of 23812"
+	}) {
+		t.Errorf("no server.json evidence of the lost rounds: %+v", c.Evidence)
+	}
+	// Under 1% of them: not what puts the p99 past its bound.
+	s.server = lwts(200, false)
+	if c := diagnose(t, s, failedP99("catalog.stock_decrement", "506ms")); c.Kind == results.CauseLWT {
+		t.Errorf("0.8%% of LWTs lost a round, blamed: %+v", c)
+	}
+	// A saturated node is the node's doing.
+	s.server = lwts(6491, true)
+	if c := diagnose(t, s, failedP99("catalog.stock_decrement", "506ms")); c.Kind != results.CauseNode {
+		t.Errorf("lost rounds on a saturated node: %+v", c)
+	}
+	// Lost rounds do not explain a read's failed p99.
+	s.server = lwts(6491, false)
+	s.sum = sumOf(op("catalog.product_read", 506, 500, 1, 0, nil))
+	if c := diagnose(t, s, failedP99("catalog.product_read", "506ms")); c.Kind == results.CauseLWT {
+		t.Errorf("a read's p99 blamed on LWTs: %+v", c)
 	}
 }
 

@@ -38,6 +38,9 @@ type ServerVariant struct {
 	// Nodes are the per-node figures in numbers, for programs rather than for display
 	// (capacity's what-breaks-first reads them); backends that know them fill them.
 	Nodes []ServerNode `json:"nodes,omitempty"`
+	// Contention is contention on one partition or document in numbers (the simulator's
+	// LWT Paxos rounds and MongoDB write conflicts), for programs as Nodes are.
+	Contention []ServerContention `json:"contention,omitempty"`
 	// Disagreements say, in words, where the server's figures and the client-side
 	// placement figures differ (e.g. "node 127.0.0.2: server counted 12% more writes").
 	Disagreements []string `json:"disagreements,omitempty"`
@@ -57,6 +60,23 @@ type ServerTable struct {
 	Numeric []bool     `json:"numeric,omitempty"` // per column
 	Rows    [][]string `json:"rows"`
 	Note    string     `json:"note,omitempty"`
+}
+
+// Kinds of contention.
+const (
+	ContentionLWT           = "lwt"            // Cassandra LWTs: Paxos rounds lost to another proposer
+	ContentionWriteConflict = "write_conflict" // MongoDB updates of one document (WiredTiger)
+)
+
+// ServerContention is the contention of one kind of request on one partition or
+// document: how many ran, how many met another in progress (lost a Paxos round, a write
+// conflict), the retries that cost, and how many timed out (-1: not counted).
+type ServerContention struct {
+	Kind      string `json:"kind"`
+	Requests  int64  `json:"requests"`
+	Contended int64  `json:"contended"`
+	Retries   int64  `json:"retries"`
+	TimedOut  int64  `json:"timed_out"`
 }
 
 // ServerNode is one node's (or MongoDB shard member's) work during the run, per request

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/results"
 )
 
 // The default servers are sized from published measurements of 8-vCPU, SSD nodes: the
@@ -182,7 +183,14 @@ func TestLWTContentionSerialisesOnePartition(t *testing.T) {
 				to = append(to, smp.End-smp.Start)
 			}
 		}
-		r := result{lwts: s.paxos.lwts, contended: s.paxos.contended, timeouts: s.paxos.timeouts}
+		// As server.json reports them (capacity's diagnosis reads them there).
+		var lwt results.ServerContention
+		for _, c := range s.serverView().Contention {
+			if c.Kind == results.ContentionLWT {
+				lwt = c
+			}
+		}
+		r := result{lwts: lwt.Requests, contended: lwt.Contended, timeouts: lwt.TimedOut}
 		if len(ok) > 0 {
 			slices.Sort(ok)
 			r.p50ok = time.Duration(ok[len(ok)/2])

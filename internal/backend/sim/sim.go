@@ -593,7 +593,8 @@ func (s *Simulator) serverView() results.ServerVariant {
 			results.ServerSeries{Metric: "queue length", Unit: "count", Node: name, Points: ns.queue})
 	}
 	sv.Tables = append(sv.Tables, tbl)
-	if t, ok := s.contentionTable(); ok {
+	sv.Contention = s.contention()
+	if t, ok := contentionTable(sv.Contention); ok {
 		sv.Tables = append(sv.Tables, t)
 	}
 	sv.Nodes = s.stages.nodes(s)
@@ -619,21 +620,35 @@ func (s *Simulator) serverView() results.ServerVariant {
 	return sv
 }
 
-// contentionTable reports LWT contention and MongoDB write conflicts, when the run had
-// any LWT or checked update.
-func (s *Simulator) contentionTable() (results.ServerTable, bool) {
+// contention is the run's LWT contention and MongoDB write conflicts, of the kinds it had.
+func (s *Simulator) contention() []results.ServerContention {
+	var out []results.ServerContention
+	if p := s.paxos; p.lwts > 0 {
+		out = append(out, results.ServerContention{Kind: results.ContentionLWT, Requests: p.lwts, Contended: p.contended, Retries: p.rounds - p.lwts, TimedOut: p.timeouts})
+	}
+	if c := s.conflicts; c.writes > 0 {
+		out = append(out, results.ServerContention{Kind: results.ContentionWriteConflict, Requests: c.writes, Contended: c.conflicted, Retries: c.retries, TimedOut: -1})
+	}
+	return out
+}
+
+// contentionTable shows the contention, when the run had any LWT or checked update.
+func contentionTable(cs []results.ServerContention) (results.ServerTable, bool) {
 	t := results.ServerTable{
 		Title:   "contention on one partition or document",
 		Columns: []string{"requests", "count", "contended", "retries", "timed out"},
 		Numeric: []bool{false, true, true, true, true},
 	}
-	if p := s.paxos; p.lwts > 0 {
-		t.Rows = append(t.Rows, []string{"Cassandra LWTs (a Paxos round lost to another proposer on the partition; rounds retried; CAS write timeouts)",
-			strconv.FormatInt(p.lwts, 10), strconv.FormatInt(p.contended, 10), strconv.FormatInt(p.rounds-p.lwts, 10), strconv.FormatInt(p.timeouts, 10)})
+	what := map[string]string{
+		results.ContentionLWT:           "Cassandra LWTs (a Paxos round lost to another proposer on the partition; rounds retried; CAS write timeouts)",
+		results.ContentionWriteConflict: "MongoDB updates of one document (WiredTiger write conflicts, retried by mongod)",
 	}
-	if c := s.conflicts; c.writes > 0 {
-		t.Rows = append(t.Rows, []string{"MongoDB updates of one document (WiredTiger write conflicts, retried by mongod)",
-			strconv.FormatInt(c.writes, 10), strconv.FormatInt(c.conflicted, 10), strconv.FormatInt(c.retries, 10), "–"})
+	for _, c := range cs {
+		timedOut := "–"
+		if c.TimedOut >= 0 {
+			timedOut = strconv.FormatInt(c.TimedOut, 10)
+		}
+		t.Rows = append(t.Rows, []string{what[c.Kind], strconv.FormatInt(c.Requests, 10), strconv.FormatInt(c.Contended, 10), strconv.FormatInt(c.Retries, 10), timedOut})
 	}
 	return t, len(t.Rows) > 0
 }
