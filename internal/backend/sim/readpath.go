@@ -111,8 +111,6 @@ func rowsAdded(s *design.Step, a *design.Access) int64 {
 type partitionSizes struct {
 	sets []sizeSet
 	mask uint64 // of the set index
-	// touched sums what touch loaded: kept, so that the loads are not optimised away.
-	touched int64
 }
 
 const sizeWays = 4
@@ -138,11 +136,6 @@ func epochOf(now int64, ttl time.Duration) int64 {
 
 // set is fp's set.
 func (p *partitionSizes) set(fp uint64) *sizeSet { return &p.sets[fp&p.mask] }
-
-// touch loads fp's set's first cache line ahead of its get or add: the table is
-// megabytes per variant, so the set is rarely cached, and loaded accesses ahead its miss
-// overlaps the work in between instead of stalling the get or add.
-func (p *partitionSizes) touch(fp uint64) { p.touched += p.set(fp).fp[0] }
 
 // add counts b bytes and rows new rows written to the partition with fingerprint fp.
 func (p *partitionSizes) add(fp uint64, b, rows int64, now int64, ttl time.Duration) {

@@ -311,9 +311,6 @@ func (s *Simulator) shared(t int16, a *design.Access, op *workloads.Op) bool {
 	*r = reach{}
 	switch {
 	case a.Step.Database == design.Cassandra:
-		if j := int(k) + touchAhead; j < len(tp.recs) && tp.recs[j].at >= 0 {
-			s.sizes.touch(tp.recs[j].fp)
-		}
 		if p.at < 0 {
 			r.broadcast, r.replicas = true, s.placer.AllNodes()
 		} else {
@@ -331,11 +328,6 @@ func (s *Simulator) shared(t int16, a *design.Access, op *workloads.Op) bool {
 	}
 	return true
 }
-
-// touchAhead is how many accesses of a shared Cassandra table ahead of the one being
-// simulated the partition-size set is touched (partitionSizes.touch): far enough that
-// its cache miss is over when the access reads it, near enough that it is still cached.
-const touchAhead = 16
 
 // shareFault records the first sign that shared placements and the member's accesses
 // disagree, which would be a bug: the run goes on with the member placing for itself, and
