@@ -369,11 +369,12 @@ func (e *evidence) lwt() *results.CapacityCause {
 			where = fmt.Sprintf(" on partition %s (%s of the table's operations%s)", c.Subject, units.Pct(p.Share), replicaText(p))
 			c.Evidence = append(c.Evidence, partitionEvidence(table, p))
 		}
-		c.Summary = fmt.Sprintf("LWT contention: %s's compare-and-set%s: %s timeouts and %s conflicts in %s operations, p99 %s",
-			op, where, units.Count(float64(timeouts)), units.Count(float64(conflicts)), units.Count(float64(st.Scheduled)), units.Ms(st.Response.P99))
 		if conflicts == 0 && timeouts == 0 {
 			c.Summary = fmt.Sprintf("LWT contention: %s's compare-and-set%s: %s of %s lost a Paxos round to another proposer and retried it (%s rounds), none failed; p99 %s",
 				op, where, units.Count(float64(lost.Contended)), units.Count(float64(lost.Requests)), units.Count(float64(lost.Retries)), units.Ms(st.Response.P99))
+		} else {
+			c.Summary = fmt.Sprintf("LWT contention: %s's compare-and-set%s: %s timeouts and %s conflicts in %s operations, p99 %s",
+				op, where, units.Count(float64(timeouts)), units.Count(float64(conflicts)), units.Count(float64(st.Scheduled)), units.Ms(st.Response.P99))
 		}
 		if lost != nil {
 			c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.ServerFile, Figure: "LWTs that lost a Paxos round", Value: fmt.Sprintf("%d of %d", lost.Contended, lost.Requests),
