@@ -192,7 +192,7 @@ func (b *browser) evaluate(ctx context.Context, path, expr string) (string, erro
 
 // The per-operation latency chart of an operation draws only the variants that serve it.
 func TestLatencyChartLeavesOutUnserved(t *testing.T) {
-	r, err := loadRun(fixture(t, "sim"))
+	r, err := loadRun(fixture(t, "sim"), true)
 	if err != nil {
 		t.Fatal(err)
 	}

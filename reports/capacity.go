@@ -340,6 +340,9 @@ func RenderCapacity(dir string, opts Options) (*Output, error) {
 		return nil, err
 	}
 	cv, err := r.draw("capacity-curve", capacityCaption(c), f)
+	if ferr := r.finish(); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -46,8 +46,9 @@ type run struct {
 	Notes []string
 }
 
-// loadRun reads everything a report uses from one results directory.
-func loadRun(dir string) (*run, error) {
+// loadRun reads everything a report uses from one results directory; checkLogs reads its
+// interval logs back to check them (results.CheckHistogramLogs).
+func loadRun(dir string, checkLogs bool) (*run, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -70,7 +71,9 @@ func loadRun(dir string) (*run, error) {
 	switch {
 	case serr == nil:
 		r.Sum = sum
-		r.Warnings = append(r.Warnings, results.CheckHistogramLogs(dir, sum)...)
+		if checkLogs {
+			r.Warnings = append(r.Warnings, results.CheckHistogramLogs(dir, sum)...)
+		}
 	case errors.Is(serr, os.ErrNotExist) && results.CheckRunTraces(dir) != nil:
 		return nil, results.CheckRunTraces(dir)
 	case (hot != nil || an != nil) && errors.Is(statErr(filepath.Join(dir, results.SummaryFile)), os.ErrNotExist):

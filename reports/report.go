@@ -9,6 +9,8 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/shardbench/shardbench/internal/results"
@@ -48,6 +50,11 @@ type Options struct {
 	// directories for the verdict of a run (default: the run's own analysis.json and
 	// capacity.json, if any). Render writes the verdict to Out as verdict.json.
 	AnalysisDir, CapacityDir string
+	// LogsWritten says this process wrote the run's interval logs a moment ago and
+	// reported every write error (run's own report): they are not read back to check
+	// their integrity, which is for directories read later, perhaps damaged or cut short
+	// by a kill (Black Friday's 350 logs take about 3 s of CPU to check).
+	LogsWritten bool
 }
 
 // Output lists what a report wrote.
@@ -72,7 +79,7 @@ func Render(dir string, opts Options) (*Output, error) {
 	if opts.Out == "" {
 		opts.Out = dir
 	}
-	r, err := loadRun(dir)
+	r, err := loadRun(dir, !opts.LogsWritten)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +106,7 @@ func Compare(dirs []string, opts Options) (*Output, error) {
 			return nil, fmt.Errorf("%s is given twice", d)
 		}
 		seen[abs] = true
-		r, err := loadRun(d)
+		r, err := loadRun(d, true)
 		if err != nil {
 			return nil, err
 		}
@@ -123,6 +130,10 @@ type renderer struct {
 	charts   []Chart
 	notes    []string
 	warnings []string
+	// Charts being drawn (draw, finish).
+	jobs    []*chartJob
+	slots   chan struct{}
+	drawing sync.WaitGroup
 }
 
 func render(runs []*run, compare bool, opts Options) (*Output, error) {
@@ -155,6 +166,9 @@ func render(runs []*run, compare bool, opts Options) (*Output, error) {
 		r.notes = append(r.notes, "The results hold no variant: nothing ran.")
 	}
 	pg, err := r.page()
+	if ferr := r.finish(); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -204,35 +218,71 @@ type chartView struct {
 	W, H               int
 }
 
-// draw renders a figure to PNG and returns its view; nil figures give nil.
+// draw starts rendering a figure to PNG and returns its view; nil figures give nil. The
+// PNG is drawn by one of GOMAXPROCS goroutines (rasterising is most of a report's time:
+// Black Friday's 48 charts take 4.4 s of CPU), so the page must be built with finish
+// called before its template runs. The view's ID, title and file name are set here, in
+// page order; for an embedded chart its data URI is set by finish.
 func (r *renderer) draw(id, caption string, f *figure) (*chartView, error) {
 	if f == nil {
 		return nil, nil
 	}
-	png, err := chartImage(f.plot, f.legend)
-	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", id, err)
-	}
-	id = r.ids.name(id)
-	c := Chart{ID: id, Title: f.plot.Title.Text, Caption: caption}
-	v := &chartView{ID: id, Title: c.Title, Caption: caption, W: ChartWidth, H: ChartHeight}
-	if r.opts.Embed {
-		c.Src = "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
-		v.URL = template.URL(c.Src) // our own PNG bytes, base64: safe
-	} else {
-		dir := filepath.Join(r.opts.Out, ChartsDir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	name := r.ids.name(id)
+	c := Chart{ID: name, Title: f.plot.Title.Text, Caption: caption}
+	v := &chartView{ID: name, Title: c.Title, Caption: caption, W: ChartWidth, H: ChartHeight}
+	if !r.opts.Embed {
+		if err := os.MkdirAll(filepath.Join(r.opts.Out, ChartsDir), 0o755); err != nil {
 			return nil, err
 		}
-		c.File = filepath.Join(dir, id+".png")
-		if err := writeFile(c.File, png); err != nil {
-			return nil, err
-		}
-		c.Src = ChartsDir + "/" + id + ".png"
+		c.File = filepath.Join(r.opts.Out, ChartsDir, name+".png")
+		c.Src = ChartsDir + "/" + name + ".png"
 		v.URL, v.Link = template.URL(c.Src), template.URL(c.Src)
 	}
 	r.charts = append(r.charts, c)
+	job := &chartJob{id: id, chart: len(r.charts) - 1, view: v}
+	r.jobs = append(r.jobs, job)
+	if r.slots == nil {
+		r.slots = make(chan struct{}, runtime.GOMAXPROCS(0))
+	}
+	r.slots <- struct{}{}
+	r.drawing.Add(1)
+	go func(file string) {
+		defer func() { <-r.slots; r.drawing.Done() }()
+		job.png, job.err = chartImage(f.plot, f.legend)
+		if job.err == nil && file != "" {
+			job.err = writeFile(file, job.png)
+			job.png = nil
+		}
+	}(c.File)
 	return v, nil
+}
+
+// chartJob is a chart draw has started: finish waits for its PNG.
+type chartJob struct {
+	id    string // as draw was given it, for errors
+	chart int    // its index in renderer.charts
+	view  *chartView
+	png   []byte // an embedded chart's PNG (a written one's is dropped)
+	err   error
+}
+
+// finish waits for every chart draw started and returns the first error in page order;
+// it sets embedded charts' data URIs.
+func (r *renderer) finish() error {
+	r.drawing.Wait()
+	jobs := r.jobs
+	r.jobs = nil
+	for _, j := range jobs {
+		if j.err != nil {
+			return fmt.Errorf("chart %s: %w", j.id, j.err)
+		}
+		if r.opts.Embed {
+			src := "data:image/png;base64," + base64.StdEncoding.EncodeToString(j.png)
+			r.charts[j.chart].Src = src
+			j.view.URL = template.URL(src) // our own PNG bytes, base64: safe
+		}
+	}
+	return nil
 }
 
 // ---- page model ----

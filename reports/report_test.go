@@ -390,6 +390,39 @@ func TestEmbedWritesOneFileAndRerenderClearsStaleCharts(t *testing.T) {
 	}
 }
 
+// A report reads a directory's interval logs back and warns of a damaged one, unless it
+// is run's own, rendered by the process that wrote the logs a moment ago (LogsWritten):
+// then it does not spend the seconds of reading them.
+func TestLogsWrittenSkipsTheLogCheck(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(dir, os.DirFS(fixture(t, "sim"))); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := results.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, filepath.FromSlash(sum.Variants[0].Ops[0].HistogramLog))
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("garbage\n")
+	f.Close()
+	for _, written := range []bool{false, true} {
+		opts := testOptions(t.TempDir())
+		opts.LogsWritten = written
+		out, err := Render(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(strings.Join(out.Warnings, "\n"), log+":")
+		if warned == written || len(out.Charts) == 0 {
+			t.Errorf("LogsWritten %v: warnings %q, %d charts", written, out.Warnings, len(out.Charts))
+		}
+	}
+}
+
 // ---- big scenarios: chart limits, escaping ----
 
 // bigDir builds a summary with many operations and variants (no time series), and hot

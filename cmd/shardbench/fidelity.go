@@ -219,7 +219,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 		printFidelity(opts.IO.Out, f)
 		fmt.Fprintf(opts.IO.ErrOut, "results: %s (fidelity.json; the simulation in %s)\n", out, simOut)
 	}
-	reportAfterRun(&RunOptions{IO: opts.IO, NoReport: opts.NoReport, Quiet: opts.Quiet}, out)
+	reportAfterRun(&RunOptions{IO: opts.IO, NoReport: opts.NoReport, Quiet: opts.Quiet}, out, false)
 	if opts.Gate && !f.Verdict.Pass() {
 		return silentFailure
 	}

@@ -208,11 +208,13 @@ func printReportDone(w, errW io.Writer, out *reports.Output) {
 
 // reportAfterRun renders the report at the end of `run` (unless --no-report). A report
 // that fails does not fail the run: the results are written; the user can re-render.
-func reportAfterRun(opts *RunOptions, out string) {
+func reportAfterRun(opts *RunOptions, out string, logsWritten bool) {
 	if opts.NoReport {
 		return
 	}
-	res, err := reports.Render(out, reportOptions("", false, reports.DefaultMaxOpCharts, reports.DefaultMaxVariantCharts))
+	ro := reportOptions("", false, reports.DefaultMaxOpCharts, reports.DefaultMaxVariantCharts)
+	ro.LogsWritten = logsWritten
+	res, err := reports.Render(out, ro)
 	if err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "shardbench: the report could not be rendered: %v (the results are intact; retry with: shardbench report %s)\n", err, out)
 		return

@@ -2,7 +2,6 @@ package results
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"sync/atomic"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/shardbench/shardbench/internal/inputfile"
 	"github.com/shardbench/shardbench/internal/metrics"
