@@ -343,6 +343,7 @@ func (e *evidence) servedTotals() totals {
 // that the server saw lose Paxos rounds to each other and retry them while none failed:
 // when 1% or more of them did, the retries are in the p99.
 func (e *evidence) lwt() *results.CapacityCause {
+	lost := e.lostRounds()
 	for _, op := range e.failedOps() {
 		var table string
 		for _, s := range e.info.Ops[op] {
@@ -358,7 +359,6 @@ func (e *evidence) lwt() *results.CapacityCause {
 		// server saturated (a saturated node times out every kind of request: that is the
 		// node's doing, named by the saturation rule).
 		conflicts, timeouts := st.Errors[metrics.Conflict.String()], st.Errors[metrics.Timeout.String()]
-		lost := e.lostRounds()
 		if _, _, sat := e.peakStage(); conflicts == 0 && (sat || timeouts == 0 && lost == nil) {
 			continue
 		}
