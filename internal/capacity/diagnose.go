@@ -266,7 +266,8 @@ func (e *evidence) peakStage() (*results.ServerNode, *results.ServerStage, bool)
 func (e *evidence) client() *results.CapacityCause {
 	t := e.servedTotals()
 	// Operations waited for a client slot (late, their lag a large part of the response
-	// time) or found none (dropped, with on_full: drop).
+	// time) or found none (dropped: with on_full: drop, or still waiting when the
+	// schedule ended).
 	if t.dropped == 0 && (t.late == 0 || t.lagP99 < 0.5*t.respP99) {
 		return nil
 	}

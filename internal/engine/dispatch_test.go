@@ -152,7 +152,7 @@ func TestDropOnlyWhenEveryWorkerIsBusy(t *testing.T) {
 				inFlight.Add(-1)
 			}
 		}()
-		reason := dispatch(context.Background(), &sliceSource{ops: ops}, ch, rec, time.Now(), scenario.OnFullDrop, &inFlight, 1, -1)
+		reason := dispatch(context.Background(), &sliceSource{ops: ops}, ch, rec, time.Now(), scenario.OnFullDrop, &inFlight, 1, -1, 0)
 		close(ch)
 		<-exited
 		if reason != "" {
@@ -167,7 +167,7 @@ func TestDropOnlyWhenEveryWorkerIsBusy(t *testing.T) {
 		// Every worker busy: dropped at once, counted.
 		inFlight.Store(1)
 		ch2 := make(chan workloads.Op)
-		reason = dispatch(context.Background(), &sliceSource{ops: ops}, ch2, rec, time.Now(), scenario.OnFullDrop, &inFlight, 1, -1)
+		reason = dispatch(context.Background(), &sliceSource{ops: ops}, ch2, rec, time.Now(), scenario.OnFullDrop, &inFlight, 1, -1, 0)
 		if reason != "" {
 			t.Fatalf("stopped: %s", reason)
 		}
@@ -181,6 +181,54 @@ func TestDropOnlyWhenEveryWorkerIsBusy(t *testing.T) {
 		})
 		if dropped != 3 {
 			t.Errorf("all workers busy: %d dropped, want 3", dropped)
+		}
+	})
+}
+
+// With on_full: queue the run still ends with its schedule: the operation waiting for a
+// worker at the end, and every one the stream still holds, never start and are counted
+// dropped; dispatch returns at the end, not when the backlog would have been served.
+func TestQueueEndsWithTheSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var ops []workloads.Op
+		for i := range 10 {
+			ops = append(ops, workloads.Op{Seq: uint64(i), Intended: time.Duration(i) * time.Millisecond})
+		}
+		ch := make(chan workloads.Op)
+		rec := metrics.NewRecorder()
+		var inFlight atomic.Int64
+		var got []workloads.Op
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			for op := range ch { // one worker, 4 ms an operation
+				got = append(got, op)
+				time.Sleep(4 * time.Millisecond)
+				inFlight.Add(-1)
+			}
+		}()
+		start := time.Now()
+		reason := dispatch(context.Background(), &sliceSource{ops: ops}, ch, rec, start, scenario.OnFullQueue, &inFlight, 1, -1, 10*time.Millisecond)
+		took := time.Since(start)
+		close(ch)
+		<-exited
+		if reason != "" {
+			t.Fatalf("stopped: %s", reason)
+		}
+		var dropped []int64
+		rec.Drain(func(ss []metrics.Sample) {
+			for _, s := range ss {
+				if s.Flags&metrics.FlagDropped != 0 {
+					dropped = append(dropped, s.Intended)
+				}
+			}
+		})
+		// Started at 0, 4 and 8 ms; the one due at 3 ms still waits at 10 ms.
+		if len(got) != 3 || len(dropped) != 7 || dropped[0] != int64(3*time.Millisecond) {
+			t.Errorf("%d started, dropped (intended ns) %v: want 3 started and the 7 from 3 ms dropped", len(got), dropped)
+		}
+		if took != 10*time.Millisecond {
+			t.Errorf("dispatch returned after %v, want at the schedule's end (10ms)", took)
 		}
 	})
 }

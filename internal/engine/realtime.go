@@ -113,7 +113,7 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 	if cfg.Shard.On() {
 		src = &ownSource{src: src, sh: cfg.Shard} // after servedSource, which counts every shard's unserved operations
 	}
-	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, len(workers), cfg.SpinBelow)
+	stopReason := dispatch(ctx, src, ch, dispatchRec, origin, sc.Load.OnFull, &inFlight, len(workers), cfg.SpinBelow, cfg.Schedule.Duration())
 	if stopReason == "" && ctx.Err() != nil {
 		stopReason = "interrupted" // while servedSource waited for an unserved operation
 	}
@@ -243,12 +243,24 @@ func (s *servedSource) Next(op *workloads.Op) bool {
 // the pool's size); otherwise it waits for the free worker to take it, which on a starved
 // machine may not be waiting on the channel yet (counted late if it takes long, never
 // dropped for it).
-func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, workers int, spinBelow time.Duration) string {
+//
+// The run ends with its schedule (end, from origin; ≤ 0: no end): an operation still
+// waiting for a worker when the schedule has ended never starts, nor does any the
+// stream still holds, all due by then. Each is counted dropped. A saturated client
+// with on_full: queue would otherwise go on starting its backlog long after the
+// schedule, a ten-minute scenario lasting hours.
+func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metrics.Recorder, origin time.Time, onFull string, inFlight *atomic.Int64, workers int, spinBelow, end time.Duration) string {
 	var op workloads.Op
 	done := ctx.Done()
 	drop := onFull == scenario.OnFullDrop
 	w := newWaiter(origin, spinBelow, done)
 	defer w.stop()
+	var ended chan struct{} // closed at the schedule's end; nil: never
+	if end > 0 {
+		ended = make(chan struct{})
+		t := time.AfterFunc(time.Until(origin.Add(end)), func() { close(ended) })
+		defer t.Stop()
+	}
 	for {
 		select {
 		case <-done:
@@ -269,11 +281,22 @@ func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metr
 		inFlight.Add(1)
 		select {
 		case ch <- op:
+			continue // a worker was waiting for it
+		default:
+		}
+		select {
+		case ch <- op:
 		case <-done:
 			// Due but never started: dropped by the interrupt, and counted.
 			inFlight.Add(-1)
 			rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
 			return "interrupted"
+		case <-ended:
+			inFlight.Add(-1)
+			for ok := true; ok; ok = src.Next(&op) {
+				rec.Record(metrics.Sample{Intended: int64(op.Intended), Op: op.Type, Flags: metrics.FlagDropped})
+			}
+			return ""
 		}
 	}
 }

@@ -77,7 +77,7 @@ const (
 
 // What the engine does with an operation that is due while every worker is busy.
 const (
-	OnFullQueue = "queue" // wait for a worker; counted late; response time includes the wait
+	OnFullQueue = "queue" // wait for a worker; counted late; response time includes the wait; dropped if still waiting when the schedule ends
 	OnFullDrop  = "drop"  // skip it; counted as dropped
 )
 

@@ -16,6 +16,7 @@ import (
 	"github.com/shardbench/shardbench/internal/plan"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
+	"github.com/shardbench/shardbench/internal/schedule"
 	"github.com/shardbench/shardbench/workloads"
 )
 
@@ -37,8 +38,12 @@ type Simulator struct {
 	applied []results.Event
 	notes   []string
 
-	client  slots // the load.max_in_flight client slots
-	drop    bool
+	client slots // the load.max_in_flight client slots
+	drop   bool
+	// endAt is the schedule's end (virtual ns): a queued operation that would start at
+	// or after it never starts (dropped), as the real engine's dispatcher starts none
+	// after the schedule.
+	endAt   int64
 	timeout int64
 
 	latest  int64 // the latest time an operation simulated completed (dropped: was due)
@@ -140,6 +145,9 @@ func open(cfg backend.Config, o Options) (*Simulator, error) {
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x5eed))
 	s.client = slots{size: max(cfg.Scenario.Load.MaxInFlight, 1)}
 	s.drop = cfg.Scenario.Load.OnFull == scenario.OnFullDrop
+	if s.endAt = int64(schedule.New(cfg.Scenario).Duration()); s.endAt <= 0 {
+		s.endAt = math.MaxInt64 // no schedule to end with
+	}
 	s.timeout = int64(cfg.Scenario.Load.Timeout)
 	s.events = slices.Clone(cfg.Scenario.Events)
 	sort.SliceStable(s.events, func(i, j int) bool { return s.events[i].At < s.events[j].At })
@@ -277,7 +285,10 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 		return
 	}
 	if s.client.full(t) {
-		if s.drop {
+		// With on_full: queue it waits for the earliest slot to free, unless that is
+		// after the schedule has ended: the run ends with its schedule, and an operation
+		// still waiting then never starts.
+		if s.drop || s.client.earliest() >= s.endAt {
 			smp.Flags |= metrics.FlagDropped
 			s.report(record)
 			s.offer(op, 0)

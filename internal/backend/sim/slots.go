@@ -57,6 +57,10 @@ func (p *slots) full(t int64) bool {
 	return n >= p.size
 }
 
+// earliest is when the earliest-freeing busy slot frees, leaving it busy. Only after full
+// said true.
+func (p *slots) earliest() int64 { return p.busy[0] }
+
 // take frees the earliest-freeing busy slot and returns when it frees; the push that
 // follows occupies it again. Only after full said true (the slots are then a heap).
 func (p *slots) take() int64 {
