@@ -35,9 +35,10 @@ func reportAt(s *Sample) int64 {
 type ahead struct {
 	now []sampleRec // the current interval's records, reused from interval to interval
 	far farLog      // later intervals'
-	// unserved counts the current interval's unserved samples by operation, without a
-	// record: a design that serves a few of the mix's operations reports mostly these.
-	unserved []int64
+	// unserved and dropped count the current interval's unserved and dropped samples by
+	// operation, without a record: a design that serves a few of the mix's operations
+	// reports mostly unserved ones, a saturated client mostly dropped ones.
+	unserved, dropped []int64
 	// latest is the latest report time of a sample recorded (-1: none): the intervals up
 	// to it close before the last one does (Flush), as completion order closed them.
 	latest int64
@@ -55,7 +56,7 @@ type ahead struct {
 func (c *Collector) AddVirtual(s *Sample) {
 	a := c.ahead
 	if a == nil {
-		a = &ahead{latest: -1, unserved: make([]int64, len(c.cur))}
+		a = &ahead{latest: -1, unserved: make([]int64, len(c.cur)), dropped: make([]int64, len(c.cur))}
 		c.ahead = a
 	}
 	a.clock = max(a.clock, s.Intended)
@@ -72,9 +73,14 @@ func (c *Collector) AddVirtual(s *Sample) {
 		return
 	}
 	c.addWindow(s)
-	if s.Flags&FlagUnserved != 0 {
-		// Due at its intended time, which the clock has reached: in the current interval.
+	switch {
+	// Due at its intended time, which the clock has reached: in the current interval,
+	// counted without a record.
+	case s.Flags&FlagUnserved != 0:
 		a.unserved[s.Op]++
+		return
+	case s.Flags&FlagDropped != 0:
+		a.dropped[s.Op]++
 		return
 	}
 	end := int64(c.start + c.tick)
@@ -123,6 +129,12 @@ func (c *Collector) countLogged() {
 		if n != 0 {
 			c.setOf(c.cur, uint16(op)).Unserved += n
 			a.unserved[op] = 0
+		}
+	}
+	for op, n := range a.dropped {
+		if n != 0 {
+			c.setOf(c.cur, uint16(op)).Dropped += n
+			a.dropped[op] = 0
 		}
 	}
 	a.far.take(c.closed, func(recs []sampleRec) { c.countRecs(c.cur, recs) })
