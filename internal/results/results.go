@@ -268,7 +268,8 @@ type OpStats struct {
 	ErrorRate float64          `json:"error_rate"`
 	// Late operations started more than late_after after their intended time.
 	Late int64 `json:"late"`
-	// Dropped operations never started (pool full with on_full: drop, or interrupted).
+	// Dropped operations never started (pool full with on_full: drop, still waiting for a
+	// worker when the schedule ended, or interrupted).
 	Dropped int64 `json:"dropped"`
 	// Abandoned operations started but did not finish before the drain timeout.
 	Abandoned    int64   `json:"abandoned"`
