@@ -13,6 +13,15 @@ import (
 
 func sideCell(s *side) cell { return cell{Text: s.Label, Swatch: true, Color: s.Index % 10} }
 
+// glanceHeadTitles say what the overview's counts count, on hover: dropped is more than
+// on_full: drop's skipped operations.
+var glanceHeadTitles = map[string]string{
+	"late": "operations that started more than late_after after their intended time (waiting " +
+		"for a client slot); their response time counts the wait",
+	"dropped": "operations that never started: every client slot busy with on_full: drop, " +
+		"still waiting for a slot when the schedule ended, or cut off by an interrupt",
+}
+
 func (r *renderer) glanceTable() *table {
 	anyLat, anyHot, anyKeys := false, false, false
 	for _, s := range r.sides {
@@ -42,6 +51,9 @@ func (r *renderer) glanceTable() *table {
 		h = append(h, "key verdict")
 	}
 	t := &table{Head: heads(h...)}
+	for i := range t.Head {
+		t.Head[i].Title = glanceHeadTitles[t.Head[i].Text]
+	}
 	for _, s := range r.sides {
 		c := []cell{sideCell(s)}
 		if len(r.runs) > 1 {

@@ -290,7 +290,8 @@ func TestRealReport(t *testing.T) {
 		`<span class="badge none">NO GATES</span>`, "No gates",
 		"placement read from the live cluster", "Client side: load per node", "Server side",
 		"per node: local reads and writes", "Server and client disagree", "hints replayed",
-		"node_stop", "Cannot achieve consistency level ALL")
+		"node_stop", "Cannot achieve consistency level ALL",
+		`title="operations that never started: every client slot busy with on_full: drop, still waiting for a slot when the schedule ended`)
 	mustNotContain(t, html, "Simulated.", "Placement plan.")
 	// The server-side node table sits beside the client-side one (same grid).
 	i := strings.Index(html, "Client side: load per node")
