@@ -53,7 +53,7 @@ type Options struct {
 	// LogsWritten says this process wrote the run's interval logs a moment ago and
 	// reported every write error (run's own report): they are not read back to check
 	// their integrity, which is for directories read later, perhaps damaged or cut short
-	// by a kill (Black Friday's 350 logs take about 3 s of CPU to check).
+	// by a kill (Black Friday writes 235 logs, 99 MB).
 	LogsWritten bool
 }
 
@@ -219,8 +219,8 @@ type chartView struct {
 }
 
 // draw starts rendering a figure to PNG and returns its view; nil figures give nil. The
-// PNG is drawn by one of GOMAXPROCS goroutines (rasterising is most of a report's time:
-// Black Friday's 48 charts take 4.4 s of CPU), so the page must be built with finish
+// PNG is drawn by one of GOMAXPROCS goroutines (rasterising is most of a report's
+// time), so the page must be built with finish
 // called before its template runs. The view's ID, title and file name are set here, in
 // page order; for an embedded chart its data URI is set by finish.
 func (r *renderer) draw(id, caption string, f *figure) (*chartView, error) {

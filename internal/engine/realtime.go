@@ -279,9 +279,12 @@ func dispatch(ctx context.Context, src Source, ch chan<- workloads.Op, rec *metr
 			continue
 		}
 		inFlight.Add(1)
+		// A worker waiting takes it at once: the wait below, where the schedule's end is
+		// as ready as a worker, could otherwise pick the end and drop an operation a
+		// worker was there to start.
 		select {
 		case ch <- op:
-			continue // a worker was waiting for it
+			continue
 		default:
 		}
 		select {
