@@ -105,7 +105,11 @@ designs:
 	if q.Totals.OK < 1000 || qErr > q.Totals.Scheduled/20 || qErr != q.Totals.Errors["connection"] {
 		t.Errorf("QUORUM with a node killed: ok %d, errors %v of %d", q.Totals.OK, q.Totals.Errors, q.Totals.Scheduled)
 	}
-	if a.Totals.OK != 0 || a.Totals.Errors["unavailable"]+a.Totals.Errors["timeout"] != a.Totals.Completed || a.Totals.Errors["unavailable"] == 0 {
+	// ALL fails with a timeout while the coordinator still believes the killed node is up
+	// (its failure detector took 19-35 s in testenv/cassandra/README.md's runs), then with
+	// Unavailable; the run ends with its schedule, so on a busy machine it may end before
+	// the node is convicted: every completed operation fails, as either class.
+	if a.Totals.OK != 0 || a.Totals.Completed == 0 || a.Totals.Errors["unavailable"]+a.Totals.Errors["timeout"] != a.Totals.Completed {
 		t.Errorf("ALL with a node down: ok %d errors %v of %d completed; want every one unavailable (or timeout)", a.Totals.OK, a.Totals.Errors, a.Totals.Completed)
 	}
 	for _, f := range []string{"summary.json", "timeseries.jsonl", "server.json", "histograms/quorum/carts.read.hlog", "histograms/all/carts.read.hlog"} {

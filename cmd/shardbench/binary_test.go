@@ -29,11 +29,13 @@ func TestRunShippedScenarioWithGateBinary(t *testing.T) {
 	// The rules judge what the schedule fixes (counts, errors) and a latency bound no machine
 	// misses; achieved_ratio is left out because it depends on how busy the CI machine is
 	// in the run's last moments (a 200 ms stall on a 2 s run is 0.9), which is a speed
-	// target, not behaviour.
+	// target, not behaviour. So is error_rate, which counts dropped operations: one still
+	// waiting for a worker when a busy machine's schedule ends is dropped. The error rule
+	// names a class instead: an operation a design does not serve is never not_supported.
 	// Every seed design leaves some operations to another store (62-70% of the stream is
 	// served): "all" counts the served ones, and a rule on sessions.read names variants
 	// whose design serves it (seed001-mongo and seed002 do not: their checks would SKIP).
-	pass := write("pass.yaml", "- all count >= 600\n- all served_share >= 0.6\n- \"* error_rate == 0\"\n- sessions.read@seed000 p50 < 2s\n- sessions.read@seed004 p50 < 2s\n")
+	pass := write("pass.yaml", "- all count >= 600\n- all served_share >= 0.6\n- \"* error_rate.not_supported == 0\"\n- sessions.read@seed000 p50 < 2s\n- sessions.read@seed004 p50 < 2s\n")
 	fail := write("fail.yaml", "- all count >= 600\n- sessions.read@seed000 p50 < 1us\n")
 	scenario := filepath.Join("..", "..", "scenarios", "smoke.yaml")
 	// 2 s at 500 ops/s over 25 operation types: about 40 samples per operation, enough for
@@ -56,8 +58,9 @@ func TestRunShippedScenarioWithGateBinary(t *testing.T) {
 			t.Errorf("summary: complete=%v, %d variants (smoke lists 6 designs)", sum.Complete, len(sum.Variants))
 		}
 		for _, v := range sum.Variants {
-			if v.Totals.Completed == 0 || len(v.Totals.Errors) != 0 || v.Totals.Completed+v.Totals.Unserved != 1000 {
-				t.Errorf("variant %s: %d completed, %d unserved, errors %v", v.Name, v.Totals.Completed, v.Totals.Unserved, v.Totals.Errors)
+			// Every scheduled operation once: completed, unserved, or dropped at the end.
+			if v.Totals.Completed == 0 || len(v.Totals.Errors) != 0 || v.Totals.Completed+v.Totals.Unserved+v.Totals.Dropped != 1000 {
+				t.Errorf("variant %s: %d completed, %d unserved, %d dropped, errors %v", v.Name, v.Totals.Completed, v.Totals.Unserved, v.Totals.Dropped, v.Totals.Errors)
 			}
 		}
 		rep, err := results.ReadGate(out)
