@@ -219,10 +219,10 @@ type chartView struct {
 }
 
 // draw starts rendering a figure to PNG and returns its view; nil figures give nil. The
-// PNG is drawn by one of GOMAXPROCS goroutines (rasterising is most of a report's
-// time), so the page must be built with finish
-// called before its template runs. The view's ID, title and file name are set here, in
-// page order; for an embedded chart its data URI is set by finish.
+// PNG is drawn by one of GOMAXPROCS goroutines (rasterising is most of a report's time),
+// so the page must be built with finish called before its template runs. The view's ID,
+// title and file name are set here, in page order; for an embedded chart its data URI is
+// set by finish.
 func (r *renderer) draw(id, caption string, f *figure) (*chartView, error) {
 	if f == nil {
 		return nil, nil
