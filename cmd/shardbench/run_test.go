@@ -53,11 +53,13 @@ func TestRunWritesResultsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := sum.Variants[0]
-	// rate-scale 0.5: 1000/s for 2 s, then 1000→2000 over 1 s = 3500 operations.
-	if !sum.Complete || v.Totals.Scheduled != 3500 || v.Totals.Completed != 3500 || len(v.Ops) != 2 {
+	// rate-scale 0.5: 1000/s for 2 s, then 1000→2000 over 1 s = 3500 operations, each
+	// completed or, if a busy machine stalled the client at the schedule's end while it
+	// still waited for a worker, dropped.
+	if !sum.Complete || v.Totals.Scheduled != 3500 || v.Totals.Completed+v.Totals.Dropped != 3500 || v.Totals.Completed < 3000 || len(v.Ops) != 2 {
 		t.Fatalf("summary: complete=%v totals=%+v ops=%d", sum.Complete, v.Totals, len(v.Ops))
 	}
-	if v.Totals.Response.Count != 3500 || v.Totals.Service.P50 <= 0.1 {
+	if v.Totals.Response.Count != v.Totals.Completed || v.Totals.Service.P50 <= 0.1 {
 		t.Errorf("latency not recorded: %+v", v.Totals.Response)
 	}
 	asRun, err := os.ReadFile(filepath.Join(outDir, results.ScenarioFile))
