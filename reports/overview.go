@@ -17,7 +17,7 @@ func sideCell(s *side) cell { return cell{Text: s.Label, Swatch: true, Color: s.
 // on_full: drop's skipped operations.
 var glanceHeadTitles = map[string]string{
 	"late": "operations that started more than late_after after their intended time (waiting " +
-		"for a client slot); their response time counts the wait",
+		"for a client slot, or a client too busy to send on time); their response time counts the wait",
 	"dropped": "operations that never started: every client slot busy with on_full: drop, " +
 		"still waiting for a slot when the schedule ended, or cut off by an interrupt",
 }
