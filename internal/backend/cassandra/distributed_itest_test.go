@@ -198,7 +198,7 @@ func TestDistributedRunAgainstCassandra(t *testing.T) {
 		t.Fatal(err)
 	}
 	dropped := droppedAtEnd(t, out, "seed000", perShard[:], schedule.New(sc).Duration())
-	longest := int64(math.Ceil(sum.Variants[0].Totals.Response.Max / 1e3))
+	longest := int64(math.Ceil(sum.Variant("seed000").Totals.Response.Max / 1e3))
 	failed, kept := map[int64]bool{}, map[int64]bool{}
 	for _, p := range pts {
 		if p.Variant != "seed000" {
@@ -228,7 +228,6 @@ func TestDistributedRunAgainstCassandra(t *testing.T) {
 		}
 		row, present := rows[m.UUID(workloads.KindSession, id)]
 		createSec := int64(ws[0].at / time.Second)
-		clean := !failed[createSec] && !dropped[ws[0].seq]
 		if dropped[ws[0].seq] {
 			// Its shard dropped every write of it (the rest come after the create): no
 			// row, or the dropped operations were not the shard's last.
@@ -238,6 +237,7 @@ func TestDistributedRunAgainstCassandra(t *testing.T) {
 			}
 			continue
 		}
+		clean := !failed[createSec]
 		expired, inOrder := false, ws[0].at > (straggle+2)*time.Second
 		for i, w := range ws {
 			sec := int64(w.at / time.Second)
@@ -321,12 +321,7 @@ func droppedAtEnd(t *testing.T, out, variant string, perShard [][]uint64, schedu
 				t.Errorf("shard %d, %s: %d operations dropped in [%gs, %gs] of a %s schedule: a queued operation is dropped only when the schedule has ended", i, p.Variant, p.Dropped, p.StartS, p.EndS, schedule)
 			}
 		}
-		var v *results.SummaryVariant
-		for k := range sum.Variants {
-			if sum.Variants[k].Name == variant {
-				v = &sum.Variants[k]
-			}
-		}
+		v := sum.Variant(variant)
 		if v == nil || v.Totals.Dropped > int64(len(seqs)) {
 			t.Fatalf("shard %d: variant %s missing, or more dropped than its %d operations", i, variant, len(seqs))
 		}
