@@ -13,8 +13,8 @@ import (
 
 func sideCell(s *side) cell { return cell{Text: s.Label, Swatch: true, Color: s.Index % 10} }
 
-// glanceHeadTitles say what the overview's counts count, on hover: dropped is more than
-// on_full: drop's skipped operations.
+// glanceHeadTitles say what the overview's counts count, on hover: late is more than a
+// wait for a slot, dropped more than on_full: drop's skipped operations.
 var glanceHeadTitles = map[string]string{
 	"late": "operations that started more than late_after after their intended time (waiting " +
 		"for a client slot, or a client too busy to send on time); their response time counts the wait",
