@@ -156,7 +156,7 @@ the exit code is then 1.`,
 		"real databases: do not load the scenario's population before measuring (reuse a "+
 			"database loaded by an earlier run; the results say whether it holds this population)")
 	f.BoolVar(&opts.NoReport, "no-report", false, "do not render the HTML report at the end")
-	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof reads it)")
+	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (go tool pprof reads it; -tags splits it by variant)")
 	f.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live metrics during the run on this address, e.g. :9464 (GET /metrics: Prometheus text format or OpenMetrics)")
 	f.StringVar(&opts.Gate, "gate", "", "check the scenario's slo section at the end (exit 1 if a check fails); --gate=FILE checks the rules in FILE")
 	f.Lookup("gate").NoOptDefVal = gateScenario

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -166,11 +167,15 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		vr, err := runRealtime(ctx, rcfg, i, func(v results.SummaryVariant) {
-			mu.Lock()
-			sum.Variants[i] = v
-			mu.Unlock()
-			checkpoint()
+		var vr results.SummaryVariant
+		var err error
+		labelled(ctx, cfg.Variants[i].Name, func(ctx context.Context) {
+			vr, err = runRealtime(ctx, rcfg, i, func(v results.SummaryVariant) {
+				mu.Lock()
+				sum.Variants[i] = v
+				mu.Unlock()
+				checkpoint()
+			})
 		})
 		mu.Lock()
 		sum.Variants[i] = vr
@@ -206,7 +211,9 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 					vr, err = results.SummaryVariant{Name: cfg.Variants[i].Name, Interrupted: true}, srcErr
 				} else {
 					defer readers[k].Close()
-					vr, err = runVirtual(ctx, &cfg, i, readers[k])
+					labelled(ctx, cfg.Variants[i].Name, func(ctx context.Context) {
+						vr, err = runVirtual(ctx, &cfg, i, readers[k])
+					})
 				}
 				mu.Lock()
 				sum.Variants[i] = vr
@@ -232,6 +239,16 @@ func Run(ctx context.Context, cfg Config) (*results.Summary, error) {
 	err = cfg.Dir.WriteSummary(sum)
 	mu.Unlock()
 	return sum, errors.Join(runErr, err)
+}
+
+// labelled runs f with the variant's name as the profiler label "variant" (pprof.Do),
+// which the goroutines f starts inherit: a CPU profile of the run (run --cpuprofile)
+// then tells the variants apart (go tool pprof -tags; -tagfocus=variant=NAME). Work done
+// once for a group of simulated variants falls under the variant that did it: a shared
+// block's placements under the first to reach it; the shared stream's generator has no
+// label.
+func labelled(ctx context.Context, variant string, f func(context.Context)) {
+	pprof.Do(ctx, pprof.Labels("variant", variant), f)
 }
 
 // checkMeasure refuses a measure window a run cannot honour: one outside the schedule,

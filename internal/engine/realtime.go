@@ -44,7 +44,8 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 
 	// Operations keep running after an interrupt until the drain timeout; execCtx is
 	// canceled only then (or on a hard stop), so a graceful stop measures their real end.
-	execCtx, cancelExec := context.WithCancel(context.Background())
+	// It keeps ctx's values: the variant's profiler label among them.
+	execCtx, cancelExec := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelExec()
 
 	examples := newExamples()
