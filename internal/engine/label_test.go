@@ -25,8 +25,8 @@ func (f *labelSim) Simulate(ctx context.Context, next func() *workloads.Op, reco
 }
 
 // Every variant, real-time or simulated, runs under the profiler label "variant" with its
-// name, the goroutines that send its operations too: a CPU profile of the run tells the
-// variants apart.
+// name, and a real-time variant's operations are sent with a context that carries it: a
+// CPU profile of the run tells the variants apart.
 func TestVariantsRunUnderTheirProfilerLabel(t *testing.T) {
 	sc := testScenario("uniform", 4, scenario.Phase{Name: "c", Type: "constant", Rate: 200, Duration: time.Second})
 	var mu sync.Mutex
