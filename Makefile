@@ -7,6 +7,11 @@ BUILD   := $(CURDIR)/.build
 BIN     := $(CURDIR)/bin/shardbench
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
+# The binary is built for this machine's x86-64 level: v3 (AVX2, BMI2, FMA) where the CPU
+# has it, about 3% less CPU than v1 for Black Friday (docs/simulator.md#speed). For a
+# binary to copy to older CPUs: make build GOAMD64=v1. Results are the same at either
+# level (TestSimulatedResultsReproduceAcrossRunsAndBuilds builds both and compares).
+GOAMD64 ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw bmi2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && echo v3 || echo v1)
 
 .PHONY: all build demo test test-kubernetes unit vet fuzz fuzz-short fuzz-keep bench bench-client pgo fidelity clean
 
@@ -16,7 +21,7 @@ include testenv/ferretdb/ferretdb.mk
 all: build
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/shardbench
+	GOAMD64=$(GOAMD64) $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/shardbench
 
 ## demo: the main job on the embedded default backend (no database needed).
 demo: build
@@ -80,7 +85,7 @@ fuzz-short:
 ## bench: the benchmarks behind the speed figures in the README, compiled with the
 ## profile the shipped binary is built with (`go test` does not apply default.pgo itself).
 bench:
-	$(GO) test -pgo=$(CURDIR)/cmd/shardbench/default.pgo -run XXX -bench . -benchmem ./...
+	GOAMD64=$(GOAMD64) $(GO) test -pgo=$(CURDIR)/cmd/shardbench/default.pgo -run XXX -bench . -benchmem ./...
 
 ## bench-client: what one operation costs the client: shardbench beside a bare gocql loop
 ## and (when installed) latte and cassandra-stress against one local Cassandra node it

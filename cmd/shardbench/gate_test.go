@@ -194,12 +194,7 @@ type result struct {
 
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "shardbench")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return buildBinaryAt(t, "")
 }
 
 func execBin(t *testing.T, bin string, args ...string) result {

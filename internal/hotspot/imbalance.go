@@ -43,10 +43,13 @@ func Measure(loads []float64) Imbalance {
 		return im
 	}
 	im.MaxOverMean = im.Max / im.Mean
+	// The products are rounded before they are summed (float64(...)): where the compiler
+	// may fuse a*b+c into one FMA instruction (GOAMD64=v3), it then does not, and the
+	// figures are the same whichever level the binary was built for.
 	ss := 0.0
 	for i, x := range loads {
 		d := x - im.Mean
-		ss += d * d
+		ss += float64(d * d)
 		im.Deviation[i] = d / im.Mean
 		if math.Abs(im.Deviation[i]) > AlertDeviation {
 			im.Over30 = append(im.Over30, i)
@@ -59,7 +62,7 @@ func Measure(loads []float64) Imbalance {
 		// Σ_i (2i - n - 1) x_(i) / (n Σx), i from 1, is the Gini of sorted values.
 		acc := 0.0
 		for i, x := range s {
-			acc += float64(2*(i+1)-n-1) * x
+			acc += float64(float64(2*(i+1)-n-1) * x)
 		}
 		g := acc / (float64(n) * sum)
 		im.Gini = g * float64(n) / float64(n-1)
