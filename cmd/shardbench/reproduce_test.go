@@ -120,6 +120,22 @@ func diffResults(a, b string) string {
 	if err != nil {
 		return err.Error()
 	}
+	if diff == "" {
+		// And nothing in b that a lacks.
+		err = filepath.WalkDir(b, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || diff != "" {
+				return err
+			}
+			rel, _ := filepath.Rel(b, p)
+			if _, err := os.Stat(filepath.Join(a, rel)); err != nil {
+				diff = rel + " only in " + b
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return err.Error()
+	}
 	return diff
 }
 
@@ -180,4 +196,56 @@ func firstDiff(u, v any, path string) string {
 		return fmt.Sprintf("%s: %v against %v", path, u, v)
 	}
 	return ""
+}
+
+// The comparison itself: wall-clock fields and line order aside, any difference counts.
+func TestDiffResultsNamesTheFirstDifference(t *testing.T) {
+	dir := func(files map[string]string) string {
+		d := t.TempDir()
+		for name, body := range files {
+			p := filepath.Join(d, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	base := map[string]string{
+		"summary.json":     `{"started_at":"09:00","variants":[{"name":"a","p50":1.5}]}`,
+		"timeseries.jsonl": "{\"v\":\"a\",\"t\":1}\n{\"v\":\"b\",\"t\":1}\n",
+		"h/a.hlog":         "#[StartTime: 1 (seconds since epoch)]\n0.0,1.0,HIST\n",
+	}
+	with := func(name, body string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		if body == "" {
+			delete(m, name)
+		} else {
+			m[name] = body
+		}
+		return m
+	}
+	a := dir(base)
+	for _, c := range []struct {
+		name, file, body, want string
+	}{
+		{"wall clock only", "summary.json", `{"started_at":"10:00","variants":[{"name":"a","p50":1.5}]}`, ""},
+		{"lines reordered", "timeseries.jsonl", "{\"v\":\"b\",\"t\":1}\n{\"v\":\"a\",\"t\":1}\n", ""},
+		{"hlog start time", "h/a.hlog", "#[StartTime: 2 (seconds since epoch)]\n0.0,1.0,HIST\n", ""},
+		{"a value", "summary.json", `{"started_at":"09:00","variants":[{"name":"a","p50":1.6}]}`, "summary.json: .variants[0].p50: 1.5 against 1.6"},
+		{"a line", "timeseries.jsonl", "{\"v\":\"a\",\"t\":1}\n{\"v\":\"b\",\"t\":2}\n", "timeseries.jsonl"},
+		{"a histogram", "h/a.hlog", "#[StartTime: 1 (seconds since epoch)]\n0.0,1.0,HIST2\n", "a.hlog differs"},
+		{"a file missing", "summary.json", "", "summary.json"},
+		{"a file more", "extra.json", "{}", "extra.json only in"},
+	} {
+		got := diffResults(a, dir(with(c.file, c.body)))
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
 }
