@@ -79,64 +79,74 @@ var wallClock = map[string]bool{"started_at": true, "ended_at": true, "generated
 var hlogTimes = regexp.MustCompile(`(?m)^#\[(StartTime|BaseTime).*\n`)
 
 // diffResults compares two results directories file by file and names the first
-// difference ("" if none).
+// difference ("" if none): a file only one has, or one whose contents differ.
 func diffResults(a, b string) string {
-	var diff string
-	err := filepath.WalkDir(a, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || diff != "" {
-			return err
+	fa, err := filesUnder(a)
+	if err != nil {
+		return err.Error()
+	}
+	fb, err := filesUnder(b)
+	if err != nil {
+		return err.Error()
+	}
+	for _, rel := range fb {
+		if !slices.Contains(fa, rel) {
+			return rel + " only in " + b
 		}
-		rel, _ := filepath.Rel(a, p)
-		x, err := os.ReadFile(p)
+	}
+	for _, rel := range fa {
+		x, err := os.ReadFile(filepath.Join(a, rel))
 		if err != nil {
-			return err
+			return err.Error()
 		}
 		y, err := os.ReadFile(filepath.Join(b, rel))
 		if err != nil {
-			diff = err.Error()
-			return nil
+			return err.Error()
 		}
-		switch {
-		case strings.HasSuffix(rel, ".json"):
-			diff = diffJSON(rel, x, y)
-		case strings.HasSuffix(rel, ".jsonl"):
-			// The variants append their lines as they go: the same lines, in any order.
-			xs, ys := sortedLines(x), sortedLines(y)
-			if len(xs) != len(ys) {
-				diff = fmt.Sprintf("%s: %d lines against %d", rel, len(xs), len(ys))
-			}
-			for i := 0; diff == "" && i < len(xs); i++ {
-				diff = diffJSON(rel, xs[i], ys[i])
-			}
-		case strings.HasSuffix(rel, ".hlog"):
-			if !bytes.Equal(hlogTimes.ReplaceAll(x, nil), hlogTimes.ReplaceAll(y, nil)) {
-				diff = rel + " differs"
-			}
-		case !bytes.Equal(x, y):
-			diff = rel + " differs"
+		if d := diffFile(rel, x, y); d != "" {
+			return d
 		}
-		return nil
+	}
+	return ""
+}
+
+// filesUnder lists the files under dir, relative to it, in lexical order.
+func filesUnder(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return err
 	})
-	if err != nil {
-		return err.Error()
-	}
-	if diff == "" {
-		// And nothing in b that a lacks.
-		err = filepath.WalkDir(b, func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || diff != "" {
-				return err
+	return out, err
+}
+
+// diffFile compares one results file's two versions as its kind allows.
+func diffFile(rel string, x, y []byte) string {
+	switch {
+	case strings.HasSuffix(rel, ".json"):
+		return diffJSON(rel, x, y)
+	case strings.HasSuffix(rel, ".jsonl"):
+		// The variants append their lines as they go: the same lines, in any order.
+		xs, ys := sortedLines(x), sortedLines(y)
+		if len(xs) != len(ys) {
+			return fmt.Sprintf("%s: %d lines against %d", rel, len(xs), len(ys))
+		}
+		for i := range xs {
+			if d := diffJSON(rel, xs[i], ys[i]); d != "" {
+				return d
 			}
-			rel, _ := filepath.Rel(b, p)
-			if _, err := os.Stat(filepath.Join(a, rel)); err != nil {
-				diff = rel + " only in " + b
-			}
-			return nil
-		})
+		}
+		return ""
+	case strings.HasSuffix(rel, ".hlog"):
+		x, y = hlogTimes.ReplaceAll(x, nil), hlogTimes.ReplaceAll(y, nil)
 	}
-	if err != nil {
-		return err.Error()
+	if !bytes.Equal(x, y) {
+		return rel + " differs"
 	}
-	return diff
+	return ""
 }
 
 // sortedLines are a file's lines in byte order.
