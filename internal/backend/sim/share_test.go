@@ -180,6 +180,54 @@ designs:
     name: b
 `
 
+// A group holds a block's shared placements until every member has read past it. Here
+// member b's client falls hopelessly behind (its session reads cost a thousand times
+// more), so from the first seconds on it drops every operation, and a dropped operation
+// reads no placement; a has its placements all the same. b still moves on with the
+// stream, and the blocks held at once stay within the stream's lead, however long the
+// run (they were every block since b's collapse: 0.8 GB by the end of Black Friday).
+func TestSharedPlacementsFollowAMemberThatDropsEverything(t *testing.T) {
+	sc := writeScenario(t, collapseScenario)
+	const n = 1_000_000
+	sims, samples, shared := simulateGroup(t, sc, []string{"a", "b"}, n)
+	if shared == 0 {
+		t.Fatal("a and b share no table")
+	}
+	last := samples[1][len(samples[1])-1000:]
+	for _, s := range last {
+		if s.Flags&metrics.FlagDropped == 0 {
+			t.Fatalf("b's last operations should all be dropped: %+v", s)
+		}
+	}
+	if got := sims[0].group.peak; got > n/4096/3 {
+		t.Errorf("the group held %d blocks of placements at once (of %d in the run)", got, n/4096)
+	}
+}
+
+const collapseScenario = `
+name: collapse
+seed: 3
+load:
+  max_in_flight: 64
+  timeout: 2s
+  phases:
+    - {name: steady, type: constant, rate: 20000, duration: 60s}
+population:
+  users: 100000
+  sessions: 200000
+mix:
+  sessions.create: 1
+  sessions.read: 2
+backends:
+  sim:
+    operation_scale: {sessions.read@b: 1000}
+designs:
+  - design: DESIGNS/seed000.yaml
+    name: a
+  - design: DESIGNS/seed000.yaml
+    name: b
+`
+
 // The hot-partition analysis of a simulated run is that of the stream the scenario
 // offers, as `plan` makes it: also the accesses of operations the saturated client
 // dropped and of the steps after one that failed. Here the cluster is far too small for

@@ -60,6 +60,7 @@ type Simulator struct {
 	member   int
 	shares   []int16
 	block    *blockPlacements
+	blockEnd uint64 // Seq after block's last operation
 	nth      []uint32
 	nthOp    uint64
 	one      [1]int
@@ -268,6 +269,9 @@ func (s *Simulator) step(op *workloads.Op, record func(*metrics.Sample)) {
 	t := int64(op.Intended)
 	s.now = max(s.now, t)
 	s.advance(t)
+	if s.group != nil && op.Seq >= s.blockEnd {
+		s.follow(op.Seq)
+	}
 	foreign := s.own != nil && !s.own(op)
 	if s.unserved[op.Type] && s.count != nil && !foreign {
 		s.count(op.Type, t) // never simulated
