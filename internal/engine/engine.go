@@ -418,5 +418,5 @@ func shareWork(ctx context.Context, cfg *Config, batch []int) func([]workloads.O
 // CPU beyond that. A group generates the stream once and places the tables its variants
 // define alike once (backend.Sharing), so larger groups save more; the bound keeps memory
 // in check for long sweeps, since every simulator of a group holds its cluster and
-// hot-partition state at once (black-friday.yaml's 14 variants: one group, 1.45 GB).
+// hot-partition state at once (black-friday.yaml's 14 variants: one group, 1.22 GB peak RSS).
 func simGroupSize() int { return max(16, 2*runtime.GOMAXPROCS(0)) }
