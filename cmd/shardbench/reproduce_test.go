@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,10 +230,7 @@ func TestDiffResultsNamesTheFirstDifference(t *testing.T) {
 		"h/a.hlog":         "#[StartTime: 1 (seconds since epoch)]\n0.0,1.0,HIST\n",
 	}
 	with := func(name, body string) map[string]string {
-		m := map[string]string{}
-		for k, v := range base {
-			m[k] = v
-		}
+		m := maps.Clone(base)
 		if body == "" {
 			delete(m, name)
 		} else {
