@@ -143,7 +143,7 @@ func runAnalyze(ctx context.Context, opts *AnalyzeOptions) error {
 		}
 		return usageErrorf("--design %q matches none of the variants of %s: %s", opts.Design, sc.File, strings.Join(names, ", "))
 	}
-	ctx, stop, _ := interruptContext(ctx, nil)
+	ctx, stop, _ := interruptContext(ctx, nil, opts.IO.gone)
 	defer stop()
 
 	if !opts.Quiet {

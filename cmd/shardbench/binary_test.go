@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"os"
@@ -86,50 +87,140 @@ func TestRunShippedScenarioWithGateBinary(t *testing.T) {
 	})
 }
 
-// SIGTERM to the binary mid-run: it stops scheduling, drains, writes what it measured and
-// exits 1, promptly.
-func TestRunBinaryFlushesOnSIGTERM(t *testing.T) {
+// SIGTERM or SIGHUP (the terminal closed) to the binary mid-run: it stops scheduling,
+// drains, writes what it measured and exits 1, promptly. Started with SIGHUP ignored (as
+// nohup starts it), it runs on through SIGHUP.
+func TestRunBinaryFlushesOnSignals(t *testing.T) {
+	bin := buildBinary(t)
+	for _, tc := range []struct {
+		name    string
+		sigs    []syscall.Signal // sent a second apart; the last one stops the run
+		ignored bool             // started with SIGHUP ignored
+	}{
+		{"SIGTERM", []syscall.Signal{syscall.SIGTERM}, false},
+		{"SIGHUP", []syscall.Signal{syscall.SIGHUP}, false},
+		{"SIGHUP under nohup, then SIGTERM", []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "res")
+			args := []string{"run", filepath.Join("..", "..", "scenarios", "smoke.yaml"), "--backend", "delay",
+				"--duration", "60s", "--no-report", "--out", out}
+			cmd := exec.Command(bin, args...)
+			if tc.ignored {
+				// What nohup does before exec: the signal ignored, inherited.
+				cmd = exec.Command("sh", append([]string{"-c", `trap '' HUP; exec "$0" "$@"`, bin}, args...)...)
+			}
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait until the first variant has run for a while (the first checkpoint is
+			// written after 5 s; two seconds are enough to have measured something), and a
+			// second between signals.
+			time.Sleep(time.Second)
+			var sent time.Time
+			for _, sig := range tc.sigs {
+				time.Sleep(time.Second)
+				sent = time.Now()
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+			}
+			last := tc.sigs[len(tc.sigs)-1]
+			err := cmd.Wait()
+			took := time.Since(sent)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Fatalf("want exit 1 after %s, got %v\nstderr:\n%s", signalName(last), err, se.String())
+			}
+			if took > 15*time.Second {
+				t.Errorf("took %s to stop after %s", took, signalName(last))
+			}
+			sum := interruptedRun(t, out, "received "+signalName(last), se.String())
+			// 100 ops/s for two seconds or more: the operations measured before the
+			// signal are all there.
+			if done, ran := measuredOps(sum), 100*int64(1+len(tc.sigs)); done < ran/2 {
+				t.Errorf("only %d operations kept; about %d ran before %s", done, ran, signalName(last))
+			}
+		})
+	}
+}
+
+// Output whose reader goes away (`shardbench run ... | head`): the write fails with a
+// broken pipe instead of killing the process, and the run stops as on SIGTERM, keeping
+// what it measured. Black Friday on the simulator, whose progress lines come every
+// simulated minute: the pipe is closed after the first.
+func TestRunBinaryKeepsResultsWhenItsOutputCloses(t *testing.T) {
 	bin := buildBinary(t)
 	out := filepath.Join(t.TempDir(), "res")
-	cmd := exec.Command(bin, "run", filepath.Join("..", "..", "scenarios", "smoke.yaml"), "--backend", "delay",
-		"--duration", "60s", "--no-report", "--out", out)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
+	cmd := exec.Command(bin, "run", filepath.Join("..", "..", "scenarios", "black-friday.yaml"), "--no-report", "--out", out)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var so bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, pw
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until the first variant has run for a while (the first checkpoint is written
-	// after 5 s; a second is enough to have measured something).
-	time.Sleep(2 * time.Second)
-	sent := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	pw.Close() // the child's copy is its stderr
+	lines := bufio.NewReader(pr)
+	var seen string
+	for !strings.Contains(seen, "00:01/10:00") {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			cmd.Process.Kill()
+			t.Fatalf("no progress line before %v; read:\n%s", err, seen)
+		}
+		seen += line
 	}
-	err := cmd.Wait()
-	took := time.Since(sent)
+	closed := time.Now()
+	pr.Close()
+	err = cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("want exit 1 after SIGTERM, got %v\nstderr:\n%s", err, se.String())
+		// A process that SIGPIPE killed has no exit code (-1).
+		t.Fatalf("want exit 1 after its output closed, got %v", err)
 	}
-	if took > 15*time.Second {
-		t.Errorf("took %s to stop after SIGTERM", took)
+	if took := time.Since(closed); took > 30*time.Second {
+		t.Errorf("took %s to stop after its output closed", took)
 	}
-	if !strings.Contains(se.String(), "SIGTERM") || !strings.Contains(se.String(), out) {
-		t.Errorf("stderr should say why it stopped and where the results are:\n%s", se.String())
+	sum := interruptedRun(t, out, "output closed (broken pipe)", "")
+	done, total := measuredOps(sum), int64(0)
+	for _, v := range sum.Variants {
+		total += v.Totals.Scheduled + v.Totals.Unserved
+	}
+	// The first simulated minute of 14 variants ran before the pipe closed: at least the
+	// first second's 2,000 operations each are kept, and far from the ten minutes'.
+	if done < 14*2000 || done > 14*15_000_000 {
+		t.Errorf("%d operations kept (%d scheduled or counted unserved)", done, total)
+	}
+}
+
+// interruptedRun reads the summary of a run stopped for reason: incomplete, the reason
+// in it and (when stderr is given) said on stderr beside where the results are.
+func interruptedRun(t *testing.T, out, reason, stderr string) *results.Summary {
+	t.Helper()
+	if stderr != "" && (!strings.Contains(stderr, reason) || !strings.Contains(stderr, out)) {
+		t.Errorf("stderr should say why it stopped (%s) and where the results are:\n%s", reason, stderr)
 	}
 	sum, err := results.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Complete || !strings.Contains(sum.Interrupted, "SIGTERM") {
-		t.Errorf("summary: complete=%v interrupted=%q", sum.Complete, sum.Interrupted)
+	if sum.Complete || sum.Interrupted != reason {
+		t.Errorf("summary: complete=%v interrupted=%q, want %q", sum.Complete, sum.Interrupted, reason)
 	}
-	var done int64
+	return sum
+}
+
+// measuredOps is how many operations a summary kept: completed, or counted unserved
+// (never sent).
+func measuredOps(sum *results.Summary) int64 {
+	var n int64
 	for _, v := range sum.Variants {
-		done += v.Totals.Completed + v.Totals.Unserved // unserved: counted, never sent
+		n += v.Totals.Completed + v.Totals.Unserved
 	}
-	// 100 ops/s for about 2 s: the operations measured before the signal are all there.
-	if done < 100 {
-		t.Errorf("only %d operations kept; about 200 ran before SIGTERM", done)
-	}
+	return n
 }

@@ -99,7 +99,7 @@ func runCalibrate(ctx context.Context, opts *CalibrateOptions) error {
 				Mean: msDuration(op.Service.Mean), P99: msDuration(op.Service.P99)})
 		}
 	}
-	ctx, stop, _ := interruptContext(ctx, nil)
+	ctx, stop, _ := interruptContext(ctx, nil, opts.IO.gone)
 	defer stop()
 	in := sim.FitInput{Scenario: sc, Prepared: prep, Measured: measured, Limit: opts.Limit}
 	if !opts.Quiet {

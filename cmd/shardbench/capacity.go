@@ -224,7 +224,7 @@ func runCapacity(ctx context.Context, opts *CapacityOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop, hardStop := interruptContext(ctx, opts.signals)
+	ctx, stop, hardStop := interruptContext(ctx, opts.signals, opts.IO.gone)
 	defer stop()
 	cr.hardStop = hardStop
 	started := opts.now()

@@ -158,7 +158,7 @@ func runFidelity(ctx context.Context, opts *FidelityOptions) error {
 	if err := dir.WriteFile(results.ScenarioFile, asRun); err != nil {
 		return err
 	}
-	ctx, stop, hardStop := interruptContext(ctx, nil)
+	ctx, stop, hardStop := interruptContext(ctx, nil, opts.IO.gone)
 	defer stop()
 
 	say := func(format string, args ...any) {

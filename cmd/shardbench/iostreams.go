@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
+	"sync"
+	"syscall"
 
 	"golang.org/x/term"
 
@@ -19,6 +22,10 @@ type IO struct {
 	// errRaw is ErrOut before escaping, for the progress line's own control sequence
 	// (return and erase line); nil: ErrOut.
 	errRaw io.Writer
+	// gone is closed when a write to the process's standard output or error finds its
+	// reader gone (a broken pipe: `| head`, a dead tee or ssh session); nil for buffers.
+	// interruptContext stops a run on it as on SIGTERM, so what was measured is written.
+	gone <-chan struct{}
 }
 
 // safe returns io with Out and ErrOut escaping control characters and scrubbing r's
@@ -40,5 +47,24 @@ func (io *IO) rawErr() io.Writer {
 }
 
 func newSystemIO() *IO {
-	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
+	gone, once := make(chan struct{}), new(sync.Once)
+	return &IO{In: os.Stdin, Out: pipeWriter{os.Stdout, once, gone}, ErrOut: pipeWriter{os.Stderr, once, gone},
+		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())), gone: gone}
+}
+
+// pipeWriter is a standard stream that says, by closing gone once, when its reader has
+// gone away. The write fails with EPIPE only where SIGPIPE is ignored (interruptContext
+// ignores it); elsewhere the signal ends the process, as it does any Unix filter.
+type pipeWriter struct {
+	w    io.Writer
+	once *sync.Once
+	gone chan struct{}
+}
+
+func (p pipeWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if err != nil && errors.Is(err, syscall.EPIPE) {
+		p.once.Do(func() { close(p.gone) })
+	}
+	return n, err
 }

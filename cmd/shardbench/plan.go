@@ -76,7 +76,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	}
 	defer run.dir.Close()
 	in, sc, out, dir := run.in, run.in.Scenario, run.out, run.dir
-	ctx, stop, _ := interruptContext(ctx, nil)
+	ctx, stop, _ := interruptContext(ctx, nil, opts.IO.gone)
 	defer stop()
 
 	if !opts.Quiet {

@@ -288,7 +288,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	defer stopMetrics()
 
-	ctx, stop, hardStop := interruptContext(ctx, opts.signals)
+	ctx, stop, hardStop := interruptContext(ctx, opts.signals, opts.IO.gone)
 	defer stop()
 
 	prog := newProgress(opts.IO, opts.Quiet)
@@ -524,28 +524,48 @@ func closeVariants(vs []engine.VariantBackend) {
 	}
 }
 
-// interruptContext cancels ctx on the first SIGINT/SIGTERM (with the signal as the cause)
-// and closes hardStop on the second.
-func interruptContext(parent context.Context, sigs <-chan os.Signal) (context.Context, func(), <-chan struct{}) {
+// interruptContext cancels ctx on the first SIGINT, SIGTERM or SIGHUP, or when the
+// process's output finds its reader gone (gone; the cause says which), and closes
+// hardStop on the second. A run stopped so drains and writes what it measured: a closed
+// terminal or a broken pipe must not lose a run's results. SIGHUP is left alone when the
+// process started with it ignored (nohup), and SIGPIPE is ignored from here on, so a
+// write to a closed pipe fails (and closes gone) instead of killing the process.
+func interruptContext(parent context.Context, sigs <-chan os.Signal, gone <-chan struct{}) (context.Context, func(), <-chan struct{}) {
 	ctx, cancel := context.WithCancelCause(parent)
 	hard := make(chan struct{})
 	var ch chan os.Signal
 	if sigs == nil {
 		ch = make(chan os.Signal, 2)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		notify := []os.Signal{os.Interrupt, syscall.SIGTERM}
+		if !signal.Ignored(syscall.SIGHUP) {
+			notify = append(notify, syscall.SIGHUP)
+		}
+		signal.Notify(ch, notify...)
+		signal.Ignore(syscall.SIGPIPE)
 		sigs = ch
 	}
 	done := make(chan struct{})
 	go func() {
 		n := 0
+		// interrupt cancels the run the first time and stops it hard the second
+		// (reporting true: nothing is left to watch).
+		interrupt := func(cause error) bool {
+			if n++; n == 1 {
+				cancel(cause)
+				return false
+			}
+			close(hard)
+			return true
+		}
 		for {
 			select {
 			case s := <-sigs:
-				n++
-				if n == 1 {
-					cancel(fmt.Errorf("received %s", signalName(s)))
-				} else {
-					close(hard)
+				if interrupt(fmt.Errorf("received %s", signalName(s))) {
+					return
+				}
+			case <-gone:
+				gone = nil // closed once, for good
+				if interrupt(errors.New("output closed (broken pipe)")) {
 					return
 				}
 			case <-done:
@@ -568,6 +588,8 @@ func signalName(s os.Signal) string {
 		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
 	}
 	return s.String()
 }
