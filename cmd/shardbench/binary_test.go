@@ -187,15 +187,14 @@ func TestRunBinaryKeepsResultsWhenItsOutputCloses(t *testing.T) {
 		t.Errorf("took %s to stop after its output closed", took)
 	}
 	sum := interruptedRun(t, out, "output closed (broken pipe)", "")
-	done, total := measuredOps(sum), int64(0)
-	for _, v := range sum.Variants {
-		total += v.Totals.Scheduled + v.Totals.Unserved
+	// The first simulated second of 14 variants ran before the pipe closed: at least its
+	// 2,000 operations each are kept, and the run stopped within the first two minutes
+	// (a ramp to 50K ops/s: about 3 M operations each).
+	done := measuredOps(sum)
+	if done < 14*2000 || done > 14*3_000_000 {
+		t.Errorf("%d operations kept", done)
 	}
-	// The first simulated minute of 14 variants ran before the pipe closed: at least the
-	// first second's 2,000 operations each are kept, and far from the ten minutes'.
-	if done < 14*2000 || done > 14*15_000_000 {
-		t.Errorf("%d operations kept (%d scheduled or counted unserved)", done, total)
-	}
+	t.Logf("%d operations kept; stopped %s after the pipe closed", done, time.Since(closed))
 }
 
 // interruptedRun reads the summary of a run stopped for reason: incomplete, the reason
