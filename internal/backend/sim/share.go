@@ -332,17 +332,17 @@ func (s *Simulator) shared(t int16, a *design.Access, op *workloads.Op) bool {
 // reads a shared table: the group frees a block's placements once every member has
 // moved past it, and a member whose operations reach no shared table for a while (one
 // that drops every operation once its client has fallen behind, or that serves none of
-// them) would otherwise hold all of them since (on Black Friday, 0.8 GB by its end).
+// them) would otherwise hold every block since.
 func (s *Simulator) follow(seq uint64) *blockPlacements {
-	b := s.block
-	for b == nil || seq >= b.base+uint64(b.n) {
-		if b = s.group.next(s.member); b == nil {
+	for seq >= s.blockEnd { // also before the first block: blockEnd is 0
+		b := s.group.next(s.member)
+		if b == nil {
 			s.shareFault(fmt.Errorf("no shared placements for operation %d", seq))
 			return nil
 		}
 		s.block, s.blockEnd = b, b.base+uint64(b.n)
 	}
-	return b
+	return s.block
 }
 
 // shareFault records the first sign that shared placements and the member's accesses

@@ -185,7 +185,7 @@ designs:
 // more), so from the first seconds on it drops every operation, and a dropped operation
 // reads no placement; a has its placements all the same. b still moves on with the
 // stream, and the blocks held at once stay within the stream's lead, however long the
-// run (they were every block since b's collapse: 0.8 GB by the end of Black Friday).
+// run.
 func TestSharedPlacementsFollowAMemberThatDropsEverything(t *testing.T) {
 	sc := writeScenario(t, collapseScenario)
 	const n = 1_000_000
