@@ -88,7 +88,8 @@ func Diagnose(dir string, info VariantInfo, failed []results.GateCheck) (*result
 		}
 	}
 	c := &results.CapacityCause{Kind: results.CauseSLO, Subject: e.worstCheck().Subject,
-		Summary: "the SLO failed (" + checkText(e.worstCheck()) + ") with no saturated server, client backlog or errors to explain it"}
+		Summary: "the SLO failed (" + checkText(e.worstCheck()) + "), and none of the causes looked for fits it " +
+			"(a saturated server stage, the client's backlog, failed operations, a partition past its size limit): see the step's results"}
 	c.Evidence = e.failedEvidence()
 	return c, nil
 }
@@ -319,7 +320,7 @@ func (e *evidence) serversSlow(t totals) bool {
 }
 
 type totals struct {
-	late, dropped, scheduled int64
+	late, dropped, abandoned, scheduled int64
 	lagP99, svcP99, respP99  float64 // ms, worst served operation
 }
 
@@ -332,6 +333,7 @@ func (e *evidence) servedTotals() totals {
 		}
 		t.late += op.Late
 		t.dropped += op.Dropped
+		t.abandoned += op.Abandoned
 		t.scheduled += op.Scheduled
 		t.lagP99 = math.Max(t.lagP99, op.Lag.P99)
 		t.svcP99 = math.Max(t.svcP99, op.Service.P99)
@@ -691,11 +693,17 @@ func opWord(stage string) string {
 // servers: no per-node figures (a real database), but the servers' service time, not the
 // client's wait, grew: the servers are the limit; the placement says whether one node
 // took more than its share.
+//
+// An error_rate rule failed by operations dropped or abandoned (error_rate counts them)
+// while the servers answered slowly is the same cause: the servers' queue filled the
+// client's in-flight slots.
 func (e *evidence) servers() *results.CapacityCause {
-	if m := e.worstCheck().Metric; e.server != nil || !(latencyMetric(m) || m == "achieved_ratio" || m == "dropped_share") {
+	t := e.servedTotals()
+	m := e.worstCheck().Metric
+	backlog := m == "error_rate" && t.dropped+t.abandoned > 0
+	if e.server != nil || !(latencyMetric(m) || m == "achieved_ratio" || m == "dropped_share" || backlog) {
 		return nil
 	}
-	t := e.servedTotals()
 	if !e.serversSlow(t) || t.svcP99 < 0.5*t.respP99 || t.svcP99 == 0 {
 		return nil
 	}
@@ -704,6 +712,12 @@ func (e *evidence) servers() *results.CapacityCause {
 		units.Ms(t.svcP99), units.Ms(t.respP99), units.Ms(t.lagP99))
 	c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.SummaryFile, Figure: "service time p99 (worst served operation)", Value: units.Ms(t.svcP99),
 		Detail: fmt.Sprintf("response p99 %s, lag p99 %s, %s late", units.Ms(t.respP99), units.Ms(t.lagP99), units.Count(float64(t.late)))})
+	if t.dropped+t.abandoned > 0 {
+		c.Summary += fmt.Sprintf("; %s operations were dropped and %s abandoned with the client's in-flight slots held by slow requests (error_rate counts them)",
+			units.Count(float64(t.dropped)), units.Count(float64(t.abandoned)))
+		c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.SummaryFile, Figure: "dropped, abandoned",
+			Value: units.Count(float64(t.dropped)) + ", " + units.Count(float64(t.abandoned)), Detail: fmt.Sprintf("of %s scheduled", units.Count(float64(t.scheduled)))})
+	}
 	if e.hot != nil && len(e.hot.Nodes) > 0 {
 		busiest := e.hot.Nodes[0]
 		for _, n := range e.hot.Nodes {

@@ -294,6 +294,18 @@ func TestDiagnoseRealServers(t *testing.T) {
 	if c := diagnose(t, s, failedP99("sessions.read", "900ms")); c.Kind != results.CauseCluster {
 		t.Errorf("even load: %+v", c)
 	}
+	// error_rate failed by drops (it counts them), the servers slow: the servers, and the
+	// drops named; without drops nothing explains it, and the summary does not say there
+	// were no errors.
+	s.sum.Variants[0].Ops[0].Dropped = 15_000
+	failed := []results.GateCheck{{Name: "[v] all error_rate < 1%", Variant: "v", Subject: "all", Metric: "error_rate", Status: results.GateFail, ValueText: "15.6%"}}
+	if c := diagnose(t, s, failed); c.Kind != results.CauseCluster || !strings.Contains(c.Summary, "15.0k operations were dropped and 0 abandoned") {
+		t.Errorf("drops: %+v", c)
+	}
+	s.sum.Variants[0].Ops[0].Dropped = 0
+	if c := diagnose(t, s, failed); c.Kind != results.CauseSLO || !strings.Contains(c.Summary, "none of the causes looked for fits it") {
+		t.Errorf("no drops: %+v", c)
+	}
 }
 
 func TestDiagnosePartitionSizeAndErrors(t *testing.T) {

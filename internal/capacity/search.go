@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -148,6 +149,12 @@ type track struct {
 	// window's answer, kept to say how the schedule from its start confirmed it
 	wOutcome string
 	wLo, wHi float64
+	// Steps (real databases): the failing probes, so that when the bracket's failing end
+	// is overturned the next one up takes its place; the failure being run again (nil
+	// when none is); and the failures that did not repeat.
+	fails      []*Probed
+	repeating  *Probed
+	overturned []string
 }
 
 func (s *Search) defaults() error {
@@ -359,14 +366,42 @@ func (s *Search) round(ctx context.Context, groups []*group) error {
 // update folds one verdict into the track and plans its next probe.
 func (t *track) update(p *Probed, s *Search) {
 	m := p.Multiple
-	if p.Verdict.Pass {
+	switch {
+	case t.repeating != nil && m == t.hi:
+		first := t.repeating
+		t.repeating = nil
+		if !p.Verdict.Pass {
+			t.hip = p // the later failure: its results are what breaks first
+			t.finishMode(results.CapacityFound, s)
+			t.Confirmation = fmt.Sprintf("×%s failed in %s and again in %s", MultipleText(m), first.Step, p.Step) + t.overturnedText()
+			return
+		}
+		t.overturned = append(t.overturned, fmt.Sprintf("×%s failed in %s and held in %s", MultipleText(m), first.Step, p.Step))
+		t.lo, t.lop, t.hi, t.hip = m, p, 0, nil
+		for _, f := range t.fails {
+			if f.Multiple > t.lo && (t.hi == 0 || f.Multiple < t.hi) {
+				t.hi, t.hip = f.Multiple, f
+			}
+		}
+	case p.Verdict.Pass:
 		if m > t.lo {
 			t.lo, t.lop = m, p
 		}
-	} else if t.hi == 0 || m < t.hi {
-		t.hi, t.hip = m, p
+	default:
+		t.fails = append(t.fails, p)
+		if t.hi == 0 || m < t.hi {
+			t.hi, t.hip = m, p
+		}
 	}
 	t.plan(s)
+}
+
+// overturnedText names the failures that did not repeat, for the confirmation.
+func (t *track) overturnedText() string {
+	if len(t.overturned) == 0 {
+		return ""
+	}
+	return "; set aside because they did not repeat: " + strings.Join(t.overturned, ", ")
 }
 
 func (t *track) plan(s *Search) {
@@ -388,6 +423,13 @@ func (t *track) plan(s *Search) {
 		}
 		t.next = max(roundMultiple(t.hi/t.step(s)), s.Min)
 	case t.hi <= t.lo*(1+s.Precision)*(1+1e-9):
+		if t.mode == results.ProbeStep {
+			// On a real database one failing step is not yet the answer: a cluster just
+			// started or loaded, a GC pause or a neighbour's burst fails a step below the
+			// capacity. The failing end runs once more; it must fail again.
+			t.repeating, t.next = t.hip, t.hi
+			return
+		}
 		t.finishMode(results.CapacityFound, s)
 	default:
 		mid := math.Sqrt(t.lo * t.hi)
@@ -434,7 +476,7 @@ func (t *track) finishMode(outcome string, s *Search) {
 	t.Confirmed = true
 	switch {
 	case t.mode == results.ProbeStep:
-		t.Confirmation = "measured steps"
+		t.Confirmation = "measured steps" + t.overturnedText()
 	case t.wOutcome == "":
 		t.Confirmation = "the whole schedule, probed throughout"
 	case t.wOutcome == outcome && t.wLo == t.lo && t.wHi == t.hi:
@@ -453,6 +495,10 @@ func (t *track) finishIncomplete() {
 		// Only the window bracketed it: report that, unconfirmed.
 		t.Outcome = results.CapacityUnconfirmed
 		t.Confirmation = "the window gave " + rangeText(t.wOutcome, t.wLo, t.wHi) + "; the schedule from its start was not run"
+	}
+	if t.repeating != nil {
+		t.Outcome = results.CapacityUnconfirmed
+		t.Confirmation = fmt.Sprintf("×%s failed in %s and was not run again", MultipleText(t.hi), t.repeating.Step) + t.overturnedText()
 	}
 }
 

@@ -44,7 +44,7 @@ const (
 	CapacityAboveRange  = "above_range" // the SLO held at the largest multiple tried
 	CapacityBelowRange  = "below_range" // the SLO failed at the smallest multiple tried
 	CapacityIncomplete  = "incomplete"  // stopped (interrupt, --max-duration) before the precision was reached
-	CapacityUnconfirmed = "unconfirmed" // the whole schedule disagreed with the window and could not be settled
+	CapacityUnconfirmed = "unconfirmed" // bracketed, not confirmed: the window's answer not settled on the whole schedule, or a step's failure not run again
 )
 
 // Capacity is capacity.json.
@@ -137,7 +137,8 @@ type CapacityVariant struct {
 	// −0.3 is 30% short.
 	Headroom float64 `json:"headroom"`
 	// Confirmed: Sustains passed and Breaks failed on the whole schedule (simulated), or
-	// on measured steps (real). Confirmation says how.
+	// Breaks failed in two steps in a row (real; beyond the range, on measured steps).
+	// Confirmation says how.
 	Confirmed    bool   `json:"confirmed"`
 	Confirmation string `json:"confirmation,omitempty"`
 	// PassStep and FailStep are the results directories (relative to the capacity
