@@ -272,16 +272,13 @@ func (e *evidence) client() *results.CapacityCause {
 	if t.dropped == 0 && (t.late == 0 || t.lagP99 < 0.5*t.respP99) {
 		return nil
 	}
+	maxIF := e.peakInFlight()
 	if _, st, sat := e.peakStage(); sat {
 		return nil // a saturated server filled the client's slots
-	} else if st == nil && e.serversSlow(t) {
-		return nil // no server figures, and the servers answered slowly
-	}
-	maxIF := int64(0)
-	for _, p := range e.points {
-		if p.Variant == e.v.Name {
-			maxIF = max(maxIF, p.InFlight)
-		}
+	} else if st == nil && e.serversSlow(t) && (t.svcP99 >= 0.5*t.respP99 || e.slotsHeld()) {
+		// No server figures, the servers answered slowly, and either the wait was theirs
+		// or requests waiting on them held every slot: servers() says so.
+		return nil
 	}
 	c := &results.CapacityCause{Kind: results.CauseClient, Subject: "client"}
 	what := "the client could not start operations on time"
@@ -310,6 +307,22 @@ func (e *evidence) client() *results.CapacityCause {
 	return c
 }
 
+// peakInFlight is the most operations the variant had in flight in any interval.
+func (e *evidence) peakInFlight() int64 {
+	var n int64
+	for _, p := range e.points {
+		if p.Variant == e.v.Name {
+			n = max(n, p.InFlight)
+		}
+	}
+	return n
+}
+
+// slotsHeld: at some point every one of the client's in-flight slots was taken.
+func (e *evidence) slotsHeld() bool {
+	return e.info.MaxInFlight > 0 && e.peakInFlight() >= int64(e.info.MaxInFlight)
+}
+
 // serversSlow: the servers' own time (service time) is what took long: half the SLO's p99
 // bound or more, or (without a bound) more than operations waited for the client.
 func (e *evidence) serversSlow(t totals) bool {
@@ -321,7 +334,7 @@ func (e *evidence) serversSlow(t totals) bool {
 
 type totals struct {
 	late, dropped, abandoned, scheduled int64
-	lagP99, svcP99, respP99  float64 // ms, worst served operation
+	lagP99, svcP99, respP99             float64 // ms, worst served operation
 }
 
 // servedTotals sums the served operations' late counts and takes their worst p99s.
@@ -704,12 +717,21 @@ func (e *evidence) servers() *results.CapacityCause {
 	if e.server != nil || !(latencyMetric(m) || m == "achieved_ratio" || m == "dropped_share" || backlog) {
 		return nil
 	}
-	if !e.serversSlow(t) || t.svcP99 < 0.5*t.respP99 || t.svcP99 == 0 {
+	// Requests waiting on slow servers can hold every one of the client's in-flight slots:
+	// the operations due next then wait in the client (lag), but more slots would only
+	// queue them on the servers.
+	inClient := t.svcP99 < 0.5*t.respP99
+	if !e.serversSlow(t) || t.svcP99 == 0 || (inClient && !e.slotsHeld()) {
 		return nil
 	}
 	c := &results.CapacityCause{Kind: results.CauseCluster, Subject: "cluster"}
 	c.Summary = fmt.Sprintf("the servers: service time p99 %s (response p99 %s, schedule lag p99 %s) grew with the rate, so requests queued on the servers, not in the client",
 		units.Ms(t.svcP99), units.Ms(t.respP99), units.Ms(t.lagP99))
+	if inClient {
+		c.Summary = fmt.Sprintf("the servers: service time p99 %s grew with the rate until requests waiting on them held all %d of the client's in-flight slots (load.max_in_flight), "+
+			"so the operations due next waited in the client (schedule lag p99 %s, response p99 %s); more slots would queue them on the servers",
+			units.Ms(t.svcP99), e.info.MaxInFlight, units.Ms(t.lagP99), units.Ms(t.respP99))
+	}
 	c.Evidence = append(c.Evidence, results.CapacityEvidence{Source: results.SummaryFile, Figure: "service time p99 (worst served operation)", Value: units.Ms(t.svcP99),
 		Detail: fmt.Sprintf("response p99 %s, lag p99 %s, %s late", units.Ms(t.respP99), units.Ms(t.lagP99), units.Count(float64(t.late)))})
 	if t.dropped+t.abandoned > 0 {

@@ -174,6 +174,30 @@ func TestDropPolicyCountsDroppedOperations(t *testing.T) {
 	})
 }
 
+// A saturated client reports at most max_in_flight operations in flight: the one the
+// dispatcher holds while it waits for a worker has not started.
+func TestInFlightNeverExceedsTheWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := testScenario("uniform", 2, scenario.Phase{Name: "c", Type: "constant", Rate: 100, Duration: 3 * time.Second})
+		be := backend.NewDelay(backend.DelayOptions{Latency: 50 * time.Millisecond, Distribution: "fixed"})
+		cfg := testConfig(t, sc, 1, VariantBackend{Name: "v", Backend: be})
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		pts, err := results.ReadTimeseries(cfg.Dir.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		most := int64(0)
+		for _, p := range pts {
+			most = max(most, p.InFlight)
+		}
+		if most != 2 {
+			t.Errorf("most in flight %d over %d intervals; 2 workers, always busy", most, len(pts))
+		}
+	})
+}
+
 func TestInterruptWritesWhatWasMeasured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sc := testScenario("uniform", 8, scenario.Phase{Name: "c", Type: "constant", Rate: 200, Duration: 60 * time.Second})

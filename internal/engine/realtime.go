@@ -91,7 +91,9 @@ func runRealtime(ctx context.Context, cfg *Config, vi int, checkpoint func(resul
 			}
 			colMu.Lock()
 			drainAll()
-			col.Flush(clk.End(), inFlight.Load())
+			// The count includes the one operation the dispatcher may hold while it waits
+			// for a worker: in flight are at most the workers.
+			col.Flush(clk.End(), min(inFlight.Load(), int64(len(workers))))
 			n++
 			if n%checkpointEvery == 0 && checkpoint != nil {
 				now := time.Since(origin)
