@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -27,8 +28,8 @@ import (
 
 // capacityChart draws p99 against the offered peak rate, one line per variant through its
 // probes of the window (simulated) or steps (real), the whole-schedule probes that
-// confirmed each answer as squares (filled: the SLO held), the SLO's p99 bound, and the
-// scenario's own peak.
+// confirmed each answer as squares (filled: the SLO held), the steps set aside as rings
+// off the line, the SLO's p99 bound, and the scenario's own peak.
 func capacityChart(c *results.Capacity) (*figure, error) {
 	p := newPlot("Capacity curve: worst p99 of the served operations against the offered rate",
 		"offered rate at the peak, all operations (log scale)", "p99 response time (log scale)")
@@ -40,12 +41,12 @@ func capacityChart(c *results.Capacity) (*figure, error) {
 	span := func(x, y float64) {
 		xlo, xhi, ylo, yhi = math.Min(xlo, x), math.Max(xhi, x), math.Min(ylo, y), math.Max(yhi, y)
 	}
-	full := false
+	full, setAside := false, false
 	labels := variantLabels(c.Variants)
 	for i, v := range c.Variants {
 		pts := append([]results.CapacityPoint(nil), v.Curve...)
 		sort.SliceStable(pts, func(a, b int) bool { return pts[a].Multiple < pts[b].Multiple })
-		var line, pass, fail plotter.XYs
+		var line, pass, fail, aside plotter.XYs
 		for _, pt := range pts {
 			if pt.OfferedRate <= 0 || pt.P99Ms <= 0 {
 				continue
@@ -53,6 +54,8 @@ func capacityChart(c *results.Capacity) (*figure, error) {
 			xy := plotter.XY{X: math.Log10(pt.OfferedRate), Y: math.Log10(math.Max(pt.P99Ms, 0.01))}
 			span(xy.X, xy.Y)
 			switch {
+			case pt.SetAside:
+				aside = append(aside, xy)
 			case pt.Kind != results.ProbeFull:
 				line = append(line, xy)
 			case pt.Pass:
@@ -87,7 +90,16 @@ func capacityChart(c *results.Capacity) (*figure, error) {
 			}
 			p.Add(sc)
 		}
-		if len(line)+len(pass)+len(fail) > 0 {
+		if len(aside) > 0 {
+			setAside = true
+			sc, err := plotter.NewScatter(aside)
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3.5), Shape: draw.RingGlyph{}}
+			p.Add(sc)
+		}
+		if len(line)+len(pass)+len(fail)+len(aside) > 0 {
 			legend = append(legend, legendEntry{labels[i], lineThumb(style)})
 		}
 	}
@@ -108,6 +120,9 @@ func capacityChart(c *results.Capacity) (*figure, error) {
 	}
 	if full {
 		legend = append(legend, legendEntry{"from the start, SLO held", boxThumb{Color: grey}}, legendEntry{"from the start, SLO failed", squareThumb{}})
+	}
+	if setAside {
+		legend = append(legend, legendEntry{"failed, held when run again", ringThumb{}})
 	}
 	p.X.Min, p.X.Max = xlo-0.08, xhi+0.08
 	p.Y.Min, p.Y.Max = ylo-0.15, yhi+0.3
@@ -164,6 +179,13 @@ func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
 
 // squareThumb is an outlined square legend thumbnail.
 type squareThumb struct{}
+
+// ringThumb is the legend's mark for a step set aside (drawn as a ring off the line).
+type ringThumb struct{}
+
+func (ringThumb) Thumbnail(c *draw.Canvas) {
+	c.DrawGlyph(draw.GlyphStyle{Color: grey, Radius: vg.Points(3.5), Shape: draw.RingGlyph{}}, c.Center())
+}
 
 func (squareThumb) Thumbnail(c *draw.Canvas) {
 	ctr := c.Center()
@@ -396,6 +418,12 @@ func capacityCaption(c *results.Capacity) string {
 	s := "One line per variant through its probes; the p99 is the worst of its served operations. Where a line crosses the SLO is where the variant stops holding it"
 	if c.Method == results.CapacitySimulated {
 		s += "; squares are the runs from the schedule's start that confirmed each answer (filled: the SLO held), judged over the same window around the peak"
+	}
+	for _, v := range c.Variants {
+		if slices.ContainsFunc(v.Curve, func(p results.CapacityPoint) bool { return p.SetAside }) {
+			s += "; rings, off the line, are steps that failed and held when run again at the same rate (a cold or briefly disturbed cluster): set aside, not part of the answer"
+			break
+		}
 	}
 	return s + "."
 }

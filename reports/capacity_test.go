@@ -95,3 +95,32 @@ func TestRenderCapacity(t *testing.T) {
 		t.Errorf("legend labels %q", labels)
 	}
 }
+
+// On a real database a failing step that held when run again is drawn as a ring off the
+// line, and the caption says what rings are; without one it says nothing of them.
+func TestRenderCapacitySetAside(t *testing.T) {
+	render := func(c *results.Capacity) string {
+		dir := t.TempDir()
+		if err := results.At(dir).WriteCapacity(c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Render(dir, Options{Now: func() time.Time { return time.Unix(0, 0) }}); err != nil {
+			t.Fatal(err)
+		}
+		html, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(html)
+	}
+	c := capacityFixture()
+	c.Method, c.Window = results.CapacityStepped, nil
+	if strings.Contains(render(c), "rings, off the line") {
+		t.Error("caption speaks of rings with none set aside")
+	}
+	v := &c.Variants[0]
+	v.Curve = append(v.Curve, results.CapacityPoint{Multiple: 0.5, OfferedRate: 50000, Kind: results.ProbeStep, P99Ms: 300, Step: "01-step-x0.5", SetAside: true})
+	if page := render(c); !strings.Contains(page, "rings, off the line, are steps that failed and held when run again") {
+		t.Error("caption does not say what the ring is")
+	}
+}

@@ -377,6 +377,11 @@ func (t *track) update(p *Probed, s *Search) {
 			return
 		}
 		t.overturned = append(t.overturned, fmt.Sprintf("×%s failed in %s and held in %s", MultipleText(m), first.Step, p.Step))
+		for i := range t.Curve {
+			if t.Curve[i].Step == first.Step {
+				t.Curve[i].SetAside = true
+			}
+		}
 		t.lo, t.lop, t.hi, t.hip = m, p, 0, nil
 		for _, f := range t.fails {
 			if f.Multiple > t.lo && (t.hi == 0 || f.Multiple < t.hi) {

@@ -262,6 +262,11 @@ func TestSearchStepsSetAsideAFailureThatDoesNotRepeat(t *testing.T) {
 	if !strings.Contains(a.Confirmation, "set aside because they did not repeat: ×0.5 failed in 01-step-x0.5 and held in ") {
 		t.Errorf("confirmation %q", a.Confirmation)
 	}
+	for _, c := range a.Curve {
+		if c.SetAside != (c.Step == "01-step-x0.5") {
+			t.Errorf("curve point %s (pass %v): set aside %v", c.Step, c.Pass, c.SetAside)
+		}
+	}
 	// A steady failure stands after its repeat: without the cold step the answer is the same.
 	g := newFake(names, nil, map[string]float64{"x": 4.5})
 	s2 := g.search(false)

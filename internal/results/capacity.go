@@ -202,6 +202,9 @@ type CapacityPoint struct {
 	P99Ms float64 `json:"p99_ms"`
 	Op    string  `json:"op,omitempty"`
 	Step  string  `json:"step"`
+	// SetAside: a failing step that held when run again (real databases): a cold or
+	// briefly disturbed cluster, not part of the answer, kept to show it.
+	SetAside bool `json:"set_aside,omitempty"`
 	// Workloads is the same per workload (the operations' name prefix: sessions, carts,
 	// views, orders, catalog), for verdicts per entity: whether the SLO's checks on that
 	// workload's operations held (checks on the totals belong to none), its worst p99.

@@ -121,6 +121,9 @@ func entityCapacity(curve []results.CapacityPoint, entity string) (sustains, bre
 	byMult := map[float64]*at{}
 	var mults []float64
 	for _, p := range pts {
+		if p.SetAside {
+			continue // a failure the variant's search did not count
+		}
 		for w, wp := range p.Workloads {
 			if entityOfWorkload(w) != entity {
 				continue

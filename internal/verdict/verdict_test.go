@@ -223,6 +223,12 @@ func TestEntityCapacity(t *testing.T) {
 	if _, _, ok := entityCapacity(curve, "orders"); ok {
 		t.Errorf("orders has no workload on the curve")
 	}
+	// A failure set aside (a cold cluster's first step, held when run again) is not
+	// counted: sessions still hold to ×4.
+	cold := append([]results.CapacityPoint{{Multiple: 0.5, SetAside: true, Workloads: map[string]results.CapacityWorkloadPoint{"sessions": {Pass: false}}}}, curve...)
+	if s, b, ok := entityCapacity(cold, "sessions"); !ok || s != 4 || b != 0 {
+		t.Errorf("sessions with a set-aside failure at ×0.5: sustains %v breaks %v, want 4 and none", s, b)
+	}
 	capy := &results.Capacity{PeakRate: 1000, Variants: []results.CapacityVariant{{Variant: "v", Outcome: results.CapacityFound, Sustains: 1.5, Breaks: 2, Curve: curve}}}
 	status(t, capacityCriterion(capy, "v", "sessions"), results.VerdictPass)
 	status(t, capacityCriterion(capy, "v", "products"), results.VerdictPass)
