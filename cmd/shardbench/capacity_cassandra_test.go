@@ -48,7 +48,7 @@ const capacitySLORules = "slo:\n  - \"* p99 < 250ms\"\n  - \"all achieved_ratio 
 // precision, and fixed-rate runs agree: one at twice the first failing multiple fails the
 // same SLO, one at half the multiple found passes. The cluster is warmed first: its JVMs
 // compile their hot paths in the first minutes of load, and a search on a cluster just
-// started finds a fraction of what it sustains warm (×0.42 of 1,000 ops/s cold, ×4 to ×6.7
+// started finds a fraction of what it sustains warm (×0.42 of 1,000 ops/s cold, ×4 to ×8
 // warm on this machine). It shares two cores with the test packages that run beside this
 // one, so its capacity still moves by tens of percent from one minute to the next: a fixed
 // run that disagrees runs once more, and when it still disagrees the machine has changed
