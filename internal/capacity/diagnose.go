@@ -725,9 +725,10 @@ func (e *evidence) servers() *results.CapacityCause {
 		return nil
 	}
 	c := &results.CapacityCause{Kind: results.CauseCluster, Subject: "cluster"}
-	c.Summary = fmt.Sprintf("the servers: service time p99 %s (response p99 %s, schedule lag p99 %s) grew with the rate, so requests queued on the servers, not in the client",
-		units.Ms(t.svcP99), units.Ms(t.respP99), units.Ms(t.lagP99))
-	if inClient {
+	if !inClient {
+		c.Summary = fmt.Sprintf("the servers: service time p99 %s (response p99 %s, schedule lag p99 %s) grew with the rate, so requests queued on the servers, not in the client",
+			units.Ms(t.svcP99), units.Ms(t.respP99), units.Ms(t.lagP99))
+	} else {
 		c.Summary = fmt.Sprintf("the servers: service time p99 %s grew with the rate until requests waiting on them held all %d of the client's in-flight slots (load.max_in_flight), "+
 			"so the operations due next waited in the client (schedule lag p99 %s, response p99 %s); more slots would queue them on the servers",
 			units.Ms(t.svcP99), e.info.MaxInFlight, units.Ms(t.lagP99), units.Ms(t.respP99))

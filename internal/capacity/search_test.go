@@ -280,20 +280,26 @@ func TestSearchStepsSetAsideAFailureThatDoesNotRepeat(t *testing.T) {
 	}
 }
 
+// probesTakeAMinute runs s on a fake clock on which every probe takes a minute, with a
+// deadline after the given number of minutes.
+func probesTakeAMinute(s *Search, minutes int) {
+	clock := time.Unix(0, 0)
+	s.now = func() time.Time { return clock }
+	s.Deadline = clock.Add(time.Duration(minutes) * time.Minute)
+	run := s.Run
+	s.Run = func(ctx context.Context, p ProbeSpec) (Ran, error) {
+		clock = clock.Add(time.Minute)
+		return run(ctx, p)
+	}
+}
+
 // A deadline between a step's failure and its repeat leaves the answer unconfirmed.
 func TestSearchStepsDeadlineBeforeTheRepeat(t *testing.T) {
 	names := []string{"x"}
 	f := newFake(names, nil, map[string]float64{"x": 1.5})
 	s := f.search(false)
 	s.OnePerProbe, s.Start, s.Growth, s.Precision = true, 1, 2, 1
-	clock := time.Unix(0, 0)
-	s.now = func() time.Time { return clock }
-	s.Deadline = clock.Add(2 * time.Minute)
-	run := s.Run
-	s.Run = func(ctx context.Context, p ProbeSpec) (Ran, error) {
-		clock = clock.Add(time.Minute)
-		return run(ctx, p)
-	}
+	probesTakeAMinute(s, 2)
 	ans, probes, err := s.Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -311,14 +317,7 @@ func TestSearchDeadline(t *testing.T) {
 	th := map[string]float64{"a": 3.3}
 	f := newFake(names, th, th)
 	s := f.search(false)
-	clock := time.Unix(0, 0)
-	s.now = func() time.Time { return clock }
-	s.Deadline = clock.Add(3 * time.Minute)
-	run := s.Run
-	s.Run = func(ctx context.Context, p ProbeSpec) (Ran, error) {
-		clock = clock.Add(time.Minute)
-		return run(ctx, p)
-	}
+	probesTakeAMinute(s, 3)
 	ans, probes, err := s.Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
