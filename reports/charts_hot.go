@@ -135,8 +135,8 @@ func cumulativeChart(entity string, sides []*side, maxLines int) (*figure, int, 
 				label += " · " + shortTable(t.Table)
 			}
 			fig := fmt.Sprintf("top 1%%: %s", units.Pct(topShare(t, 0.01)))
-			if t.Partitions < 100 && len(t.Top) > 0 {
-				fig = "hottest: " + units.Pct(t.Top[0].Share)
+			if p := t.Hottest(); t.Partitions < 100 && p != nil {
+				fig = "hottest: " + units.Pct(p.Share)
 			}
 			legend = append(legend, legendEntry{fmt.Sprintf("%s (%s)", label, fig), lineThumb(ln.LineStyle)})
 			lines++

@@ -308,10 +308,10 @@ func (ms *metricSet) entity(e string) {
 		})
 	}
 	ms.add(group, "hottest partition share", lowerWins, units.Pct, busiest(func(t *results.TableHotspots) float64 {
-		if len(t.Top) == 0 {
-			return nan
+		if p := t.Hottest(); p != nil {
+			return p.Share
 		}
-		return t.Top[0].Share
+		return nan
 	}))
 	ms.add(group, "top 1% of partitions take", lowerWins, units.Pct, busiest(func(t *results.TableHotspots) float64 { return topShare(t, 0.01) }))
 	ms.add(group, "largest projected size", lowerWins, units.Bytes, busiest(func(t *results.TableHotspots) float64 {

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -308,8 +309,8 @@ func hotTable(tb results.TableHotspots, db string) hotTableView {
 		}
 		parts = append(parts, s)
 	}
-	if tb.Partitions > 0 && tb.Partitions < 100 && len(tb.Top) > 0 {
-		parts = append(parts, fmt.Sprintf("the hottest partition takes %s", units.Pct(tb.Top[0].Share)))
+	if p := tb.Hottest(); tb.Partitions > 0 && tb.Partitions < 100 && p != nil {
+		parts = append(parts, fmt.Sprintf("the hottest partition takes %s", units.Pct(p.Share)))
 	} else if t1 := topShare(&tb, 0.01); !math.IsNaN(t1) {
 		parts = append(parts, fmt.Sprintf("top 1%% of partitions take %s, top 10%% take %s", units.Pct(t1), units.Pct(topShare(&tb, 0.1))))
 	}
@@ -342,6 +343,12 @@ func hotTable(tb results.TableHotspots, db string) hotTableView {
 			if owner == "" {
 				owner = p.Shard
 			}
+			rng := p.Range
+			if p.Chunks > 1 {
+				// A shard-key prefix over several chunks: no partition of its own.
+				rng = fmt.Sprintf("%d chunks", p.Chunks)
+				owner = cmp.Or(owner, "several")
+			}
 			proj := "—"
 			if p.ProjectedBytes > 0 {
 				proj = units.Bytes(float64(p.ProjectedBytes))
@@ -351,7 +358,7 @@ func hotTable(tb results.TableHotspots, db string) hotTableView {
 				bound = "±" + units.Count(float64(p.ErrorBound))
 			}
 			t.Rows = append(t.Rows, row{Cells: []cell{num(fmt.Sprint(i + 1)), {Text: p.Key,
-				Class: "mono wrap"}, {Text: loc, Class: "mono"}, {Text: p.Range, Class: "mono"},
+				Class: "mono wrap"}, {Text: loc, Class: "mono"}, {Text: rng, Class: "mono"},
 				{Text: owner}, num(units.Count(float64(p.Ops))), shareCell(p.Share),
 				num(units.Count(float64(p.Reads))), num(units.Count(float64(p.Writes))),
 				num(units.Count(float64(p.Rows))), num(units.Bytes(float64(p.Bytes))), num(proj),

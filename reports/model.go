@@ -80,7 +80,7 @@ func loadRun(dir string, checkLogs bool) (*run, error) {
 		// A plan directory may hold only the hot-partition analysis; an analyze directory
 		// only the key analysis.
 		r.NoSummary = true
-		r.Sum = &results.Summary{Backend: results.BackendInfo{Name: "plan"}, Complete: true}
+		r.Sum = &results.Summary{Backend: results.BackendInfo{Name: results.BackendPlan}, Complete: true}
 		r.Sum.Scenario.Name = filepath.Base(filepath.Clean(dir))
 		if an != nil && an.Scenario != "" {
 			r.Sum.Scenario.Name = an.Scenario
@@ -136,7 +136,7 @@ func statErr(path string) error {
 
 // kind tells a plan, a simulated run and a real run apart.
 func (r *run) kind() string {
-	if r.NoSummary || r.Sum.Backend.Name == "plan" {
+	if r.NoSummary || r.Sum.Backend.Name == results.BackendPlan {
 		return KindPlan
 	}
 	if r.Sum.Backend.Simulated {
@@ -356,11 +356,8 @@ func hottest(h *results.HotspotsVariant) (*results.PartitionLoad, *results.Table
 	var bt *results.TableHotspots
 	for i := range h.Tables {
 		t := &h.Tables[i]
-		for j := range t.Top {
-			p := &t.Top[j]
-			if bp == nil || p.Ops > bp.Ops || (p.Ops == bp.Ops && p.Share > bp.Share) {
-				bp, bt = p, t
-			}
+		if p := t.Hottest(); p != nil && (bp == nil || p.Ops > bp.Ops || (p.Ops == bp.Ops && p.Share > bp.Share)) {
+			bp, bt = p, t
 		}
 	}
 	return bp, bt

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -708,5 +709,30 @@ func TestHotLineSaysWhatTheImbalanceMeasures(t *testing.T) {
 	line := hotLine(hv)
 	if !strings.Contains(line, "busiest shard shard0 at 2.99") || !strings.Contains(line, "by bytes written (99.6% of them)") {
 		t.Errorf("hot line %q", line)
+	}
+}
+
+// A category listing's key over many chunks ({category: electronics} under {category: 1,
+// _id: hashed}) is listed with the chunks it reaches, but the hottest partition the
+// terminal and the page name is the heaviest key in one chunk.
+func TestKeyOverSeveralChunksIsNoHottestPartition(t *testing.T) {
+	tb := results.TableHotspots{Table: "shop.products", Ops: 100_000, Partitions: 150_000, Top: []results.PartitionLoad{
+		{Key: "{category: electronics}", Ops: 20_600, Share: 0.206, Chunks: 46},
+		{Key: "{category: electronics, _id: P0}", Ops: 3_000, Share: 0.03, Shard: "shard1", Range: "[a, b)"},
+	}}
+	hv := &results.HotspotsVariant{Database: "mongodb", Tables: []results.TableHotspots{tb}}
+	if line := hotLine(hv); !strings.Contains(line, "hottest partition products {category: electronics, _id: P0} takes 3.00%") {
+		t.Errorf("hot line %q", line)
+	}
+	view := hotTable(tb, "mongodb")
+	if view.Top == nil || len(view.Top.Rows) != 2 {
+		t.Fatalf("top table %+v, want both keys", view.Top)
+	}
+	var cells []string
+	for _, c := range view.Top.Rows[0].Cells {
+		cells = append(cells, c.Text)
+	}
+	if !slices.Contains(cells, "46 chunks") || !slices.Contains(cells, "several") {
+		t.Errorf("the spread key's row %q should say it reaches 46 chunks on several shards", cells)
 	}
 }

@@ -3,19 +3,16 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/shardbench/shardbench/internal/engine"
 	"github.com/shardbench/shardbench/internal/gate"
 	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/scenario"
-	"github.com/shardbench/shardbench/internal/yamlx"
 )
 
 // GateOptions are the inputs of `shardbench gate`.
@@ -93,7 +90,7 @@ func runGate(opts *GateOptions) error {
 		ruleSets = append(ruleSets, rs)
 	}
 	if len(opts.GateFiles) == 0 {
-		rs, err := scenarioRules(opts.ResultsDir)
+		rs, err := gate.ScenarioRules(opts.ResultsDir)
 		if err != nil {
 			return usageError(err)
 		}
@@ -161,32 +158,6 @@ func parseTolerance(s string) (float64, error) {
 		return 0, fmt.Errorf("--tolerance %q: expected a percentage such as 10%% or a fraction such as 0.1", s)
 	}
 	return f / div, nil
-}
-
-// scenarioRules reads the slo section of the scenario as run in a results directory
-// (nil when there is none).
-func scenarioRules(dir string) (*gate.Rules, error) {
-	path := filepath.Join(dir, results.ScenarioFile)
-	data, err := yamlx.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	root, err := yamlx.Parse(path, data)
-	if err != nil {
-		return nil, err
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "slo" {
-			return gate.ParseRaw(yamlx.Raw{Node: root.Content[i+1], File: path, Path: "slo"})
-		}
-	}
-	return nil, nil
 }
 
 // gateScenario is --gate's value when given without a file: use the scenario's slo.

@@ -154,8 +154,7 @@ func printPlan(w io.Writer, hot *results.Hotspots) {
 				parts = fmt.Sprintf("≈%d", t.Partitions)
 			}
 			hottest, share, where := "-", "-", "-"
-			if len(t.Top) > 0 {
-				p := t.Top[0]
+			if p := t.Hottest(); p != nil {
 				hottest, share = reports.Truncate(p.Key, 48), units.Pct(p.Share)
 				switch {
 				case len(p.Replicas) > 0:

@@ -424,8 +424,10 @@ func (e *evidence) hottestIn(table string) (*results.PartitionLoad, *results.Tab
 		return nil, nil
 	}
 	for i := range e.hot.Tables {
-		if tb := &e.hot.Tables[i]; tb.Table == table && len(tb.Top) > 0 {
-			return &tb.Top[0], tb
+		if tb := &e.hot.Tables[i]; tb.Table == table {
+			if p := tb.Hottest(); p != nil {
+				return p, tb
+			}
 		}
 	}
 	return nil, nil
@@ -588,7 +590,7 @@ func (e *evidence) partitionOn(n *results.ServerNode, stage string) (*results.Pa
 			if tb.Partitions > 0 {
 				fair = 1 / float64(tb.Partitions)
 			}
-			if p.Share < 0.05 || p.Share <= fair || !placedOn(p, n) {
+			if p.Share < 0.05 || p.Share <= fair || p.Chunks > 1 || !placedOn(p, n) {
 				continue
 			}
 			ops := p.Ops

@@ -125,7 +125,7 @@ func baseCheck(variant, subject, metric, status, detail string) results.GateChec
 		Variant: variant, Subject: subject, Metric: metric, Status: status, Detail: detail,
 	}
 	if status == results.GateFail {
-		c.ValueText = "absent"
+		c.ValueText = Absent
 	}
 	return c
 }
@@ -291,20 +291,21 @@ func compareHotspots(cur, old *Run, variant string, o BaselineOptions) []results
 			out = append(out, baseCheck(variant, subject, "hottest_share", results.GateFail, "the table is in the baseline's analysis but not in these results"))
 			continue
 		}
-		if len(to.Top) == 0 || len(tn.Top) == 0 || to.Ops == 0 || tn.Ops == 0 {
+		pn, po := tn.Hottest(), to.Hottest()
+		if po == nil || pn == nil || to.Ops == 0 || tn.Ops == 0 {
 			continue
 		}
-		sn, so := float64(tn.Top[0].Ops)/float64(tn.Ops), float64(to.Top[0].Ops)/float64(to.Ops)
+		sn, so := float64(pn.Ops)/float64(tn.Ops), float64(po.Ops)/float64(to.Ops)
 		c := baseCheck(variant, subject, "hottest_share", results.GatePass, "")
 		c.Unit, c.Comparator = "ratio", "<="
 		c.Value, c.BaselineValue, c.Threshold = sn, ptr(so), so*(1+tol)
 		c.ValueText, c.ThresholdText = formatValue(UnitRatio, sn), "<= "+formatValue(UnitRatio, so*(1+tol))
-		c.Detail = fmt.Sprintf("hottest partition %s (baseline %s)", tn.Top[0].Key, to.Top[0].Key)
+		c.Detail = fmt.Sprintf("hottest partition %s (baseline %s)", pn.Key, po.Key)
 		if sn > so*(1+tol) {
 			// Is the new share improbably large given both counts? (conditional binomial)
-			k := tn.Top[0].Ops + to.Top[0].Ops
+			k := pn.Ops + po.Ops
 			q := float64(tn.Ops) / float64(tn.Ops+to.Ops)
-			pv := binomialSF(k, tn.Top[0].Ops, q)
+			pv := binomialSF(k, pn.Ops, q)
 			if pv < Significance {
 				c.Status = results.GateFail
 				c.Detail = fmt.Sprintf("regression: hottest partition takes %s of %s (was %s; binomial p = %.2g)", pct(sn), to.Table, pct(so), pv)

@@ -131,7 +131,7 @@ func evalRule(r *Rule, run *Run) []results.GateCheck {
 		c := base
 		c.Name = fmt.Sprintf("[%s] %s", r.Variant, r.Text)
 		c.Status = results.GateFail
-		c.ValueText = "absent"
+		c.ValueText = Absent
 		c.Detail = fmt.Sprintf("no variant matches %q (variants: %s)", r.Variant, strings.Join(variantNames(run.Summary), ", "))
 		return []results.GateCheck{c}
 	}
@@ -154,9 +154,13 @@ func ruleName(r *Rule, variant, subject string) string {
 }
 
 func absent(c results.GateCheck, detail string) results.GateCheck {
-	c.Status, c.ValueText, c.Detail = results.GateFail, "absent", detail
+	c.Status, c.ValueText, c.Detail = results.GateFail, Absent, detail
 	return c
 }
+
+// Absent is the value of a failed check whose subject the results do not have: nothing
+// was measured.
+const Absent = "absent"
 
 func evalOpRule(r *Rule, run *Run, v *results.SummaryVariant, base results.GateCheck) []results.GateCheck {
 	var ops []*results.OpStats
@@ -416,11 +420,11 @@ func evalTableRule(r *Rule, run *Run, v *results.SummaryVariant, base results.Ga
 		detail := ""
 		switch r.Metric.Name {
 		case "hottest_share":
-			if len(t.Top) == 0 || t.Ops == 0 {
+			top := t.Hottest()
+			if top == nil || t.Ops == 0 {
 				out = append(out, absent(c, "no partition loads recorded for "+t.Table))
 				continue
 			}
-			top := t.Top[0]
 			val = top.Share
 			if val == 0 {
 				val = float64(top.Ops) / float64(t.Ops)

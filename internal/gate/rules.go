@@ -1,8 +1,11 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -11,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/shardbench/shardbench/internal/metrics"
+	"github.com/shardbench/shardbench/internal/results"
 	"github.com/shardbench/shardbench/internal/textdist"
 	"github.com/shardbench/shardbench/internal/yamlx"
 )
@@ -568,4 +572,30 @@ func suggestName(s string, known []string) string {
 		return " (known: " + strings.Join(known, ", ") + ")"
 	}
 	return ""
+}
+
+// ScenarioRules reads the slo section of the scenario as run in a results directory
+// (nil when there is none).
+func ScenarioRules(dir string) (*Rules, error) {
+	path := filepath.Join(dir, results.ScenarioFile)
+	data, err := yamlx.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	root, err := yamlx.Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "slo" {
+			return ParseRaw(yamlx.Raw{Node: root.Content[i+1], File: path, Path: "slo"})
+		}
+	}
+	return nil, nil
 }

@@ -108,6 +108,7 @@ type sighting struct {
 type partInfo struct {
 	key, token, hashed, rng, shard string
 	replicas                       []string
+	chunks                         int // a MongoDB key over several chunks: how many
 }
 
 type nodeStats struct{ ops, reads, writes, bytes int64 }
@@ -425,6 +426,9 @@ func (o *Observer) describe(s *sighting) partInfo {
 	if len(w.Shards) == 1 {
 		pi.shard = pl.Shards[w.Shards[0]]
 	}
+	if w.Table != nil && w.Chunk < 0 && w.Chunks > 1 {
+		pi.chunks = w.Chunks
+	}
 	return pi
 }
 
@@ -601,7 +605,7 @@ func (t *tableStats) result(pj projector) results.TableHotspots {
 		}
 		pi := pj.describe(sg)
 		pl := results.PartitionLoad{
-			Key: pi.key, Token: pi.token, Hashed: pi.hashed, Range: pi.rng, Replicas: pi.replicas, Shard: pi.shard,
+			Key: pi.key, Token: pi.token, Hashed: pi.hashed, Range: pi.rng, Replicas: pi.replicas, Shard: pi.shard, Chunks: pi.chunks,
 			Ops: e.Ops, Reads: e.Reads, Writes: e.Writes, Rows: e.Rows, Bytes: e.Bytes, ErrorBound: e.Err,
 		}
 		if tot.Ops > 0 {

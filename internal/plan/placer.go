@@ -33,10 +33,13 @@ type Where struct {
 	Replicas []int32
 
 	// MongoDB: the collection's chunk table (nil: unsharded, on the primary shard), the
-	// chunk of a point request (-1 when the request spans chunks), the hashed value of a
-	// hashed shard key's field, and the shards asked (indexes into Cluster.ShardNames).
+	// chunk of a point request (-1 when the request spans chunks), how many chunks a
+	// request that is not a point request reaches (0 for a point request), the hashed
+	// value of a hashed shard key's field, and the shards asked (indexes into
+	// Cluster.ShardNames).
 	Table     *pm.ChunkTable
 	Chunk     int
+	Chunks    int
 	Hashed    int64
 	HasHash   bool
 	Targeting pm.Targeting
@@ -375,7 +378,7 @@ func (pl *Placer) Place(a *design.Access, op *workloads.Op) *Where {
 		return w
 	}
 	// Part of a compound key: the chunks between [prefix, MinKey...] and [prefix, MaxKey...].
-	w.Targeting, pl.shards = pl.prefix.Route(t, pl.hk, pl.shards[:0])
+	w.Targeting, pl.shards, w.Chunks = pl.prefix.Route(t, pl.hk, pl.shards[:0])
 	w.Shards = pl.shards
 	return w
 }
@@ -407,7 +410,7 @@ func (pl *Placer) routeByConds(w *Where, t *pm.ChunkTable, s *design.Step) *Wher
 		conds[i] = pm.Eq(s.KeyColumns[i], pl.mv[i])
 	}
 	r := t.Route(conds)
-	w.Targeting = r.Targeting
+	w.Targeting, w.Chunks = r.Targeting, r.Chunks
 	w.Broadcast = r.Targeting == pm.TargetAll
 	pl.shards = append(pl.shards[:0], r.Shards...)
 	w.Shards = pl.shards

@@ -68,6 +68,23 @@ func TestProductsKeysOverLoadedCatalog(t *testing.T) {
 		t.Errorf("{category: 1}: %s holds the electronics jumbo chunk but serves %.1f%% of products operations, want at least 60%%", jumbo, 100*shares[jumbo])
 	}
 	t.Logf("{category: 1}: %s (electronics jumbo) serves %.1f%%; %+v", jumbo, 100*shares[jumbo], cat.Shards)
+	// The hottest partition: electronics, one jumbo chunk, under {category: 1}; under the
+	// hashed suffixes the listings' key {category: electronics} reaches many chunks and is
+	// no partition, so the hottest is one product's.
+	if h := cat.Hottest(); h == nil || h.Key != "{category: electronics}" || h.Chunks != 0 || h.Range == "" {
+		t.Errorf("{category: 1}: hottest partition %+v, want {category: electronics} in one chunk", h)
+	}
+	for _, key := range []string{"{category: 1, _id: hashed}", "{category: 1, subcategory: 1, _id: hashed}"} {
+		tb := products(key)
+		if top := tb.Top[0]; top.Key != "{category: electronics}" || top.Chunks < 10 || top.Shard != "" {
+			t.Errorf("%s: heaviest key %+v, want {category: electronics} over many chunks on several shards", key, top)
+		}
+		if h := tb.Hottest(); h == nil || h.Chunks > 1 || h.Range == "" || h.Share >= 0.05 {
+			t.Errorf("%s: hottest partition %+v, want one chunk's key below 5%%", key, h)
+		} else {
+			t.Logf("%s: %s over %d chunks takes %.1f%%; hottest partition %s %.1f%%", key, tb.Top[0].Key, tb.Top[0].Chunks, 100*tb.Top[0].Share, h.Key, 100*h.Share)
+		}
+	}
 	for _, key := range []string{"{category: 1, _id: hashed}", "{category: 1, subcategory: 1, _id: hashed}", "{_id: hashed}"} {
 		tb := products(key)
 		_, ratio := shardShares(t, tb)

@@ -75,6 +75,19 @@ type TableHotspots struct {
 	Shards []ShardChunks `json:"shards,omitempty"`
 }
 
+// Hottest is the heaviest entry of Top that is one partition (nil: none). Top lists keys
+// by operations, and a MongoDB key whose requests reach several chunks (Chunks) is a
+// load the balancer spreads over them, not a hot partition: the verdict, the gates and
+// the reports' "hottest partition" all pass over it.
+func (t *TableHotspots) Hottest() *PartitionLoad {
+	for i := range t.Top {
+		if t.Top[i].Chunks <= 1 {
+			return &t.Top[i]
+		}
+	}
+	return nil
+}
+
 // LoadedData is a table's data before the run: what the load step writes (at
 // load.scale 1), and what plan and the simulator start from.
 type LoadedData struct {
@@ -119,11 +132,16 @@ type PartitionLoad struct {
 	Range    string   `json:"range,omitempty"`
 	Replicas []string `json:"replicas,omitempty"` // Cassandra nodes holding it
 	Shard    string   `json:"shard,omitempty"`    // MongoDB shard owning it
-	Ops      int64    `json:"ops"`
-	Reads    int64    `json:"reads"`
-	Writes   int64    `json:"writes"`
-	Rows     int64    `json:"rows_written"`
-	Bytes    int64    `json:"bytes_written"`
+	// Chunks (MongoDB) is how many chunks a request with this key reaches when more than
+	// one: a shard-key prefix whose range the balancer has split, such as {category:
+	// electronics} under {category: 1, _id: hashed}. Its load spreads over those chunks
+	// and the shards that own them, so it is not one partition (see Hottest).
+	Chunks int   `json:"chunks,omitempty"`
+	Ops    int64 `json:"ops"`
+	Reads  int64 `json:"reads"`
+	Writes int64 `json:"writes"`
+	Rows   int64 `json:"rows_written"`
+	Bytes  int64 `json:"bytes_written"`
 	// ErrorBound is Space-Saving's maximum overcount of Ops (0 = exact).
 	ErrorBound int64   `json:"error_bound"`
 	Share      float64 `json:"share"` // of the table's operations

@@ -213,7 +213,7 @@ func mergeTables(vs []*HotspotsVariant) []TableHotspots {
 			for _, p := range t.Top {
 				a, ok := keys[p.Key]
 				if !ok {
-					a = &acc{p: PartitionLoad{Key: p.Key, Token: p.Token, Hashed: p.Hashed, Range: p.Range, Replicas: p.Replicas, Shard: p.Shard}, listed: make([]bool, len(ts))}
+					a = &acc{p: PartitionLoad{Key: p.Key, Token: p.Token, Hashed: p.Hashed, Range: p.Range, Replicas: p.Replicas, Shard: p.Shard, Chunks: p.Chunks}, listed: make([]bool, len(ts))}
 					keys[p.Key] = a
 					korder = append(korder, p.Key)
 				}

@@ -151,6 +151,10 @@ type ScenarioInfo struct {
 	MaxInFlight int     `json:"max_in_flight"`
 }
 
+// BackendPlan is the backend of a placement plan's summary: keys placed, no operation
+// executed, so nothing was timed.
+const BackendPlan = "plan"
+
 // BackendInfo describes what the operations ran against. Target never holds credentials.
 type BackendInfo struct {
 	Name      string            `json:"name"`

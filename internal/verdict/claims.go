@@ -89,7 +89,7 @@ func judgeClaims(in Inputs, cs []Claim) []results.ClaimVerdict {
 				continue
 			}
 			cv.Variants = append(cv.Variants, sv.Name)
-			cv.Checks = append(cv.Checks, c.judge(run, in.Capacity, sv.Name)...)
+			cv.Checks = append(cv.Checks, c.judge(run, in.Capacity, in.Run, sv.Name)...)
 		}
 		if len(cv.Checks) == 0 {
 			continue
@@ -110,12 +110,12 @@ func (c *Claim) carries(variant string) bool {
 }
 
 // judge runs the claim's checks on one variant.
-func (c *Claim) judge(run *gate.Run, capy *results.Capacity, variant string) []results.ClaimCheck {
+func (c *Claim) judge(run *gate.Run, capy *results.Capacity, held *RunSLO, variant string) []results.ClaimCheck {
 	var out []results.ClaimCheck
 	rs, err := c.rules(variant)
 	if err == nil && len(rs.Rules) > 0 {
 		for _, gc := range gate.Evaluate(rs, run) {
-			if gc.ValueText == "absent" {
+			if gc.ValueText == gate.Absent {
 				continue
 			}
 			check := strings.TrimPrefix(gc.Name, "["+variant+"] ")
@@ -123,16 +123,32 @@ func (c *Claim) judge(run *gate.Run, capy *results.Capacity, variant string) []r
 		}
 	}
 	if c.MinPeakRate > 0 {
-		out = append(out, peakRateCheck(capy, variant, c.MinPeakRate))
+		out = append(out, peakRateCheck(capy, held, variant, c.MinPeakRate))
 	}
 	return out
 }
 
 // peakRateCheck judges a capacity claim: the offered peak rate the variant sustains
-// within its SLO against the rate claimed.
-func peakRateCheck(capy *results.Capacity, variant string, want float64) results.ClaimCheck {
+// within its SLO against the rate claimed. Without a capacity search, the run judged by
+// its SLO (held; nil when none) decides it when its own peak does: held at a peak of the
+// rate claimed or more, or broke at a peak of that rate or less.
+func peakRateCheck(capy *results.Capacity, held *RunSLO, variant string, want float64) results.ClaimCheck {
 	ch := results.ClaimCheck{Variant: variant, Check: "peak_rate_at_slo >= " + units.Count(want), Threshold: ">= " + units.Count(want) + " ops/s"}
 	cv := capy.Variant(variant)
+	if cv == nil && capy == nil && held != nil && held.Unfinished == "" && held.PeakRate > 0 {
+		broke := len(held.Failed[variant]) > 0
+		peak := units.Count(held.PeakRate) + " ops/s"
+		switch {
+		case !broke && held.PeakRate >= want:
+			ch.Status, ch.Value = results.GatePass, "≥ "+peak
+			ch.Detail = "held its SLO (" + held.Source + ") in this run, whose peak is " + peak + "; no capacity search was given"
+			return ch
+		case broke && held.PeakRate <= want:
+			ch.Status, ch.Value = results.GateFail, "< "+peak
+			ch.Detail = "broke its SLO (" + held.Source + ") in this run, whose peak is " + peak
+			return ch
+		}
+	}
 	if cv == nil {
 		ch.Status, ch.Value = results.GateSkip, "not measured"
 		ch.Detail = "no capacity search of this variant was given (shardbench capacity)"

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -215,11 +216,13 @@ func limitText(p *results.SizeProjection) string {
 	return s
 }
 
-// hotShareCriterion judges the heaviest partition of the tables against its table.
+// hotShareCriterion judges the heaviest partition of the tables against its table (a
+// MongoDB key over several chunks is no partition: TableHotspots.Hottest).
 func hotShareCriterion(tables []results.TableHotspots, nodes int) results.Criterion {
 	const name = results.CriterionHotShare
 	type judged struct {
 		t      *results.TableHotspots
+		p      *results.PartitionLoad
 		share  float64
 		fair   float64
 		status string
@@ -227,12 +230,13 @@ func hotShareCriterion(tables []results.TableHotspots, nodes int) results.Criter
 	var worst *judged
 	for i := range tables {
 		t := &tables[i]
-		if t.Ops < HotMinOps || len(t.Top) == 0 {
+		p := t.Hottest()
+		if t.Ops < HotMinOps || p == nil {
 			continue
 		}
-		share := t.Top[0].Share
+		share := p.Share
 		if share == 0 {
-			share = float64(t.Top[0].Ops) / float64(t.Ops)
+			share = float64(p.Ops) / float64(t.Ops)
 		}
 		spread := max(t.Partitions, int64(nodes), 1)
 		fair := 1 / float64(spread)
@@ -243,7 +247,7 @@ func hotShareCriterion(tables []results.TableHotspots, nodes int) results.Criter
 		case share >= HotWarn && share > 2*fair:
 			st = results.VerdictWarn
 		}
-		j := &judged{t, share, fair, st}
+		j := &judged{t, p, share, fair, st}
 		if worst == nil || severity[st] > severity[worst.status] || (st == worst.status && share > worst.share) {
 			worst = j
 		}
@@ -253,7 +257,7 @@ func hotShareCriterion(tables []results.TableHotspots, nodes int) results.Criter
 	}
 	cr := results.Criterion{Name: name, Status: worst.status, Value: worst.share, Evidence: results.HotspotsFile, Anchor: "hot"}
 	cr.Text = units.Pct(worst.share)
-	what := fmt.Sprintf("partition %s takes %s of %s's operations (fair share %s)", worst.t.Top[0].Key, units.Pct(worst.share), shortTable(worst.t.Table), units.Pct(worst.fair))
+	what := fmt.Sprintf("partition %s takes %s of %s's operations (fair share %s)", worst.p.Key, units.Pct(worst.share), shortTable(worst.t.Table), units.Pct(worst.fair))
 	switch worst.status {
 	case results.VerdictFail:
 		cr.Reason = what + ": one partition's replicas carry it"
@@ -265,21 +269,17 @@ func hotShareCriterion(tables []results.TableHotspots, nodes int) results.Criter
 	return cr
 }
 
-// imbalanceCriterion judges the busiest node or shard against the mean.
+// imbalanceCriterion judges the busiest node or shard against the mean, as the headline
+// imbalance measures it (results.NodeBalances: one database's nodes, one data center's,
+// by the measure that is most unbalanced).
 func imbalanceCriterion(hv *results.HotspotsVariant) results.Criterion {
 	const name = results.CriterionImbalance
 	if hv == nil || len(hv.Nodes) == 0 {
 		return unknown(name, "no node or shard loads were recorded")
 	}
-	busiest := hv.Nodes[0]
-	for _, n := range hv.Nodes[1:] {
-		if n.Ops > busiest.Ops {
-			busiest = n
-		}
-	}
 	m := hv.Balance.MaxOverMean
 	cr := results.Criterion{Name: name, Value: m, Text: fmt.Sprintf("%.2f×", m), Evidence: results.HotspotsFile, Anchor: "hot"}
-	what := fmt.Sprintf("busiest %s %s at %.2f× the mean of %d (%s of the operations)", nodeWord(hv.Database), busiest.Node, m, len(hv.Nodes), units.Pct(busiest.Share))
+	what := busiestText(hv, m)
 	switch {
 	case m >= ImbalanceFail:
 		cr.Status, cr.Reason = results.VerdictFail, what
@@ -289,6 +289,36 @@ func imbalanceCriterion(hv *results.HotspotsVariant) results.Criterion {
 		cr.Status, cr.Reason = results.VerdictPass, what
 	}
 	return cr
+}
+
+// busiestText names the headline's busiest node or shard, the nodes it is measured
+// among, and its share of the headline's measure.
+func busiestText(hv *results.HotspotsVariant, m float64) string {
+	b := hv.Balance
+	if b.Busiest == "" { // written before the headline named it: the nodes by operations
+		busiest := hv.Nodes[0]
+		for _, n := range hv.Nodes[1:] {
+			if n.Ops > busiest.Ops {
+				busiest = n
+			}
+		}
+		return fmt.Sprintf("busiest %s %s at %.2f× the mean of %d (%s of the operations)", nodeWord(hv.Database), busiest.Node, m, len(hv.Nodes), units.Pct(busiest.Share))
+	}
+	db := cmp.Or(b.Database, hv.Database)
+	among := 0
+	for _, n := range hv.Nodes {
+		if (b.Database == "" || n.Database == b.Database) && n.DC == b.DC {
+			among++
+		}
+	}
+	s := fmt.Sprintf("busiest %s %s at %.2f× the mean of %d", nodeWord(db), b.Busiest, m, among)
+	if b.DC != "" {
+		s += " in " + b.DC
+	}
+	if b.Measure == "" || b.Measure == results.MeasureOps {
+		return s + fmt.Sprintf(" (%s of the operations)", units.Pct(b.BusiestShare))
+	}
+	return s + fmt.Sprintf(" by %s (%s of them)", b.Measure, units.Pct(b.BusiestShare))
 }
 
 func nodeWord(db string) string {

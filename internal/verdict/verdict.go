@@ -23,6 +23,9 @@ type Inputs struct {
 	Hotspots *results.Hotspots
 	Analysis *results.Analysis
 	Capacity *results.Capacity
+	// Run is the run judged by its SLO: the capacity criterion's evidence when no
+	// capacity search is given (nil: none).
+	Run *RunSLO
 	// Sources name the files read, for verdict.json (e.g. "summary.json",
 	// "../bf-capacity/capacity.json").
 	Sources []string
@@ -71,8 +74,12 @@ func Judge(in Inputs) *results.Verdict {
 // or one entity's operations and tables.
 func judgeVariant(in Inputs, sv *results.SummaryVariant, entity string) results.VerdictRank {
 	r := results.VerdictRank{Variant: sv.Name}
+	capacity := capacityCriterion(in.Capacity, sv.Name, entity)
+	if in.Capacity == nil && in.Run != nil {
+		capacity = runCapacityCriterion(in.Run, sv, entity)
+	}
 	r.Criteria = append(r.Criteria,
-		capacityCriterion(in.Capacity, sv.Name, entity),
+		capacity,
 		sizeCriterion(tablesOf(in.Hotspots, sv.Name, entity)),
 		hotShareCriterion(tablesOf(in.Hotspots, sv.Name, entity), nodesOf(in.Hotspots, sv.Name)),
 	)
@@ -142,8 +149,8 @@ func rank(rs []results.VerdictRank) []results.VerdictRank {
 			case results.VerdictWarn:
 				k.warns++
 			}
-			if c.Status == results.VerdictUnknown {
-				continue
+			if c.Status == results.VerdictUnknown && (c.Name != results.CriterionCapacity || c.Value == 0) {
+				continue // a run that held says ×1 at least (runCapacityCriterion)
 			}
 			switch c.Name {
 			case results.CriterionCapacity:
@@ -301,6 +308,11 @@ func FromDirs(dir, analysisDir, capacityDir string) (*results.Verdict, error) {
 		if in.Capacity.Scenario.Name != in.Summary.Scenario.Name {
 			return nil, fmt.Errorf("%s is a capacity search of %s, not of %s", capacityDir, in.Capacity.Scenario.Name, in.Summary.Scenario.Name)
 		}
+	} else if in.Summary.Backend.Name != results.BackendPlan { // a plan timed nothing
+		if in.Run, err = JudgeRun(dir, in.Summary, in.Hotspots); err != nil {
+			return nil, fmt.Errorf("judging the run by its SLO: %w", err)
+		}
+		in.Sources = append(in.Sources, "the run's own SLO checks ("+in.Run.Source+")")
 	}
 	return Judge(in), nil
 }

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,6 +130,56 @@ func TestCriteriaThresholds(t *testing.T) {
 		t.Errorf("coverage of half the traffic: %v %q", c.Value, c.Reason)
 	}
 	status(t, coverageCriterion(&part, "sessions"), results.VerdictPass)
+}
+
+// A MongoDB key whose requests reach several chunks (a category listing's {category:
+// electronics} under {category: 1, _id: hashed}) is no partition: the hottest share is
+// the heaviest key in one chunk. Under {category: 1} the same key is one jumbo chunk.
+func TestHotShareSkipsKeysOverSeveralChunks(t *testing.T) {
+	tables := []results.TableHotspots{{Table: "shop.products", Entity: "products", Ops: 100000, Partitions: 150000, Top: []results.PartitionLoad{
+		{Key: "{category: electronics}", Ops: 20600, Share: 0.206, Chunks: 46},
+		{Key: "{category: electronics, _id: P0}", Ops: 3000, Share: 0.03, Shard: "shard1", Range: "[…)"},
+	}}}
+	c := hotShareCriterion(tables, 3)
+	status(t, c, results.VerdictPass)
+	if c.Value != 0.03 || !strings.Contains(c.Reason, "_id: P0") {
+		t.Errorf("hottest share %v (%q), want the one-chunk key's 3%%", c.Value, c.Reason)
+	}
+	tables[0].Top[0].Chunks = 0 // one chunk: the partition it names is hot
+	status(t, hotShareCriterion(tables, 3), results.VerdictFail)
+	tables[0].Top = tables[0].Top[:1]
+	tables[0].Top[0].Chunks = 46
+	status(t, hotShareCriterion(tables, 3), results.VerdictUnknown)
+}
+
+// The imbalance names the node or shard its headline measured as busiest, among the nodes
+// it was measured over, by its measure: a shard busiest by writes is not the shard with
+// the most operations.
+func TestImbalanceNamesTheHeadlinesBusiest(t *testing.T) {
+	hv := results.HotspotsVariant{Variant: "v", Database: "mongodb", Nodes: []results.NodeLoad{
+		{Node: "shard0", Database: "mongodb", Ops: 500, Writes: 300},
+		{Node: "shard1", Database: "mongodb", Ops: 650, Writes: 150},
+		{Node: "shard2", Database: "mongodb", Ops: 670, Writes: 111},
+	}}
+	hv.Balance, _ = results.NodeBalances(hv.Nodes)
+	c := imbalanceCriterion(&hv)
+	status(t, c, results.VerdictWarn)
+	if want := "busiest shard shard0 at 1.60× the mean of 3 by writes (53.5% of them)"; !strings.HasPrefix(c.Reason, want) {
+		t.Errorf("reason %q, want it to start %q", c.Reason, want)
+	}
+	// A Cassandra ring over two data centers: the headline is one DC's nodes.
+	hv = results.HotspotsVariant{Variant: "w", Database: "cassandra"}
+	for i, ops := range []int64{100, 100, 100, 300, 100, 100} {
+		dc := "dc1"
+		if i >= 3 {
+			dc = "dc2"
+		}
+		hv.Nodes = append(hv.Nodes, results.NodeLoad{Node: fmt.Sprintf("%s-n%d", dc, i%3+1), Database: "cassandra", DC: dc, Ops: ops, Reads: ops})
+	}
+	hv.Balance, _ = results.NodeBalances(hv.Nodes)
+	if want := "busiest node dc2-n1 at 1.80× the mean of 3 in dc2 (60.0% of the operations)"; !strings.HasPrefix(imbalanceCriterion(&hv).Reason, want) {
+		t.Errorf("reason %q, want it to start %q", imbalanceCriterion(&hv).Reason, want)
+	}
 }
 
 // The ranking: by status, then fewest failures, fewest cautions, capacity, coverage, heat;

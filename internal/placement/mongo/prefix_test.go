@@ -7,7 +7,8 @@ import (
 )
 
 // TestPrefixRouterMatchesRoute: for every key prefix of compound ranged and hashed
-// patterns, PrefixRouter targets the same shards as Route with equality conditions.
+// patterns, PrefixRouter targets the same shards, and counts the same chunks, as Route
+// with equality conditions.
 func TestPrefixRouterMatchesRoute(t *testing.T) {
 	shards := []string{"s1", "s2", "s3"}
 	var tables []*ChunkTable
@@ -45,15 +46,18 @@ func TestPrefixRouterMatchesRoute(t *testing.T) {
 					}
 				}
 				want := tb.Route(conds)
-				got, shardsGot := r.Route(tb, prefix, nil)
+				got, shardsGot, chunks := r.Route(tb, prefix, nil)
 				seen[got]++
-				if got != want.Targeting || !slices.Equal(shardsGot, want.Shards) {
-					t.Errorf("%s prefix %v: got %v %v, Route says %v %v", p, prefix, got, shardsGot, want.Targeting, want.Shards)
+				if got != want.Targeting || !slices.Equal(shardsGot, want.Shards) || chunks != want.Chunks {
+					t.Errorf("%s prefix %v: got %v %v in %d chunks, Route says %v %v in %d", p, prefix, got, shardsGot, chunks, want.Targeting, want.Shards, want.Chunks)
+				}
+				if chunks > 1 {
+					seen[-1]++ // a prefix over several chunks
 				}
 			}
 		}
 	}
-	if seen[TargetOne] == 0 || seen[TargetSome] == 0 {
-		t.Errorf("both targetings should occur: %v", seen)
+	if seen[TargetOne] == 0 || seen[TargetSome] == 0 || seen[-1] == 0 {
+		t.Errorf("both targetings, and prefixes over several chunks, should occur: %v", seen)
 	}
 }
