@@ -27,17 +27,19 @@ func TestRunShippedScenarioWithGateBinary(t *testing.T) {
 		}
 		return p
 	}
-	// The rules judge what the schedule fixes (counts, errors) and a latency bound no machine
-	// misses; achieved_ratio is left out because it depends on how busy the CI machine is
-	// in the run's last moments (a 200 ms stall on a 2 s run is 0.9), which is a speed
-	// target, not behaviour. So is error_rate, which counts dropped operations: one still
-	// waiting for a worker when a busy machine's schedule ends is dropped. The error rule
-	// names a class instead: an operation a design does not serve is never not_supported.
+	// The rules judge what the schedule fixes (the operations scheduled, errors) and a
+	// latency bound no machine misses. The operations completed (count) are left out: one
+	// still waiting for a worker when a busy machine's schedule ends is dropped (CI saw
+	// seed002 complete 582 of its 631). So is achieved_ratio, which depends on how busy the
+	// machine is in the run's last moments (a 200 ms stall on a 2 s run is 0.9): a speed
+	// target, not behaviour. So is error_rate, which counts dropped operations. The error
+	// rule names a class instead: an operation a design does not serve is never
+	// not_supported.
 	// Every seed design leaves some operations to another store (62-70% of the stream is
 	// served): "all" counts the served ones, and a rule on sessions.read names variants
 	// whose design serves it (seed001-mongo and seed002 do not: their checks would SKIP).
-	pass := write("pass.yaml", "- all count >= 600\n- all served_share >= 0.6\n- \"* error_rate.not_supported == 0\"\n- sessions.read@seed000 p50 < 2s\n- sessions.read@seed004 p50 < 2s\n")
-	fail := write("fail.yaml", "- all count >= 600\n- sessions.read@seed000 p50 < 1us\n")
+	pass := write("pass.yaml", "- all scheduled >= 600\n- all served_share >= 0.6\n- \"* error_rate.not_supported == 0\"\n- sessions.read@seed000 p50 < 2s\n- sessions.read@seed004 p50 < 2s\n")
+	fail := write("fail.yaml", "- all scheduled >= 600\n- sessions.read@seed000 p50 < 1us\n")
 	scenario := filepath.Join("..", "..", "scenarios", "smoke.yaml")
 	// 2 s at 500 ops/s over 25 operation types: about 40 samples per operation, enough for
 	// the gate's small-sample rule to judge a p50 (it needs 20).
@@ -47,7 +49,7 @@ func TestRunShippedScenarioWithGateBinary(t *testing.T) {
 		junit := filepath.Join(tmp, "pass.xml")
 		r := execBin(t, bin, "run", scenario, "--backend", "delay", "--duration", "2s", "--rate-scale", "5", "--quiet", "--no-report",
 			"--out", out, "--gate="+pass, "--junit", junit)
-		r.expect(t, 0, []string{"PASS  [seed000] all count >= 600: 6", "PASS  [seed000] all served_share >= 0.6: 6", "PASS  [seed004] sessions.read p50 < 2s", ": PASS"}, nil)
+		r.expect(t, 0, []string{"PASS  [seed000] all scheduled >= 600: 6", "PASS  [seed000] all served_share >= 0.6: 6", "PASS  [seed004] sessions.read p50 < 2s", ": PASS"}, nil)
 		if strings.Contains(r.stdout, "FAIL ") || strings.Contains(r.stdout, "SKIP ") {
 			t.Errorf("no check may fail or be skipped:\n%s", notPassing(r.stdout))
 		}

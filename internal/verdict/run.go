@@ -17,7 +17,7 @@ import (
 // default. A variant that broke it there sustains less than ×1. One that held has some
 // headroom, and only a search can say how much.
 type RunSLO struct {
-	Source string // "default" or the scenario's slo section
+	Source string // "default" or "scenario's slo"
 	// Failed lists, by variant, the checks that failed (none: it held).
 	Failed map[string][]results.GateCheck
 	// Unfinished says why the run did not finish ("": it did): a run stopped early is no
@@ -39,8 +39,9 @@ func JudgeRun(dir string, s *results.Summary, hot *results.Hotspots) (*RunSLO, e
 		return nil, err
 	}
 	var slo *capacity.SLO
+	source := "default"
 	if rs != nil && len(rs.Rules) > 0 {
-		slo = capacity.RulesSLO(rs)
+		slo, source = capacity.RulesSLO(rs), "scenario's slo"
 	} else if slo, err = capacity.DefaultSLO(capacity.Defaults); err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func JudgeRun(dir string, s *results.Summary, hot *results.Hotspots) (*RunSLO, e
 		return nil, err
 	}
 	run := &gate.Run{Dir: dir, Summary: view, Hotspots: hot}
-	out := &RunSLO{Source: slo.Source, Failed: map[string][]results.GateCheck{}}
+	out := &RunSLO{Source: source, Failed: map[string][]results.GateCheck{}}
 	if sc, err := scenario.ReadFile(filepath.Join(dir, results.ScenarioFile)); err == nil {
 		out.PeakRate = sc.PeakRate() // a directory without it (or an older one) leaves 0
 	}

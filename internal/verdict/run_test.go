@@ -86,7 +86,7 @@ func TestRunJudgedByItsSLO(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range v.Overall {
-		if c := r.Criteria[0]; c.Status != results.VerdictUnknown {
+		if c := r.Criteria[0]; c.Status != results.VerdictUnknown || !strings.Contains(c.Reason, "(scenario's slo)") {
 			t.Errorf("%s under the scenario's slo: %+v", r.Variant, c)
 		}
 	}

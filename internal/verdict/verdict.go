@@ -3,8 +3,9 @@
 // hottest partition's share, node or shard imbalance, the key analysis's verdict and
 // coverage, each criterion judged by a fixed rule with a one-line reason; and it checks
 // the seed claims the scenario exercises. It reads only results (summary.json,
-// hotspots.json, and when given analysis.json and capacity.json), so any run can be
-// judged again. The rules are in docs/verdict.md; the tests hold them.
+// hotspots.json, the scenario as run for its SLO, and when given analysis.json and
+// capacity.json), so any run can be judged again. The rules are in docs/verdict.md;
+// the tests hold them.
 package verdict
 
 import (

@@ -267,10 +267,10 @@ type PrefixRouter struct {
 
 // Route appends to dst the shards (ascending) of the chunks a request with this key
 // prefix reaches and returns the targeting and how many chunks it reaches, exactly as
-// [ChunkTable.Route] with one equality condition per prefix field. prefix is in chunk-key form, as [KeyPattern.Key]
-// builds it (a hashed field already NumberLong(Hash(value))), and must be shorter than the
-// pattern and not empty: callers route a whole key with [ChunkTable.Find] and a request
-// without a prefix to every shard.
+// [ChunkTable.Route] with one equality condition per prefix field. prefix is in
+// chunk-key form, as [KeyPattern.Key] builds it (a hashed field already
+// NumberLong(Hash(value))), and must be shorter than the pattern and not empty: callers
+// route a whole key with [ChunkTable.Find] and a request without a prefix to every shard.
 func (r *PrefixRouter) Route(t *ChunkTable, prefix []Value, dst []int) (Targeting, []int, int) {
 	r.min = append(r.min[:0], prefix...)
 	r.max = append(r.max[:0], prefix...)
