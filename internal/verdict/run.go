@@ -32,7 +32,7 @@ type RunSLO struct {
 // capacity.Judge judges a probe. Unlike capacity.Judge, it writes nothing.
 func JudgeRun(dir string, s *results.Summary, hot *results.Hotspots) (*RunSLO, error) {
 	if !s.Complete {
-		return &RunSLO{Source: "none", Unfinished: cmp.Or(s.Interrupted, "summary.json is not marked complete")}, nil
+		return &RunSLO{Unfinished: cmp.Or(s.Interrupted, "summary.json is not marked complete")}, nil
 	}
 	rs, err := gate.ScenarioRules(dir)
 	if err != nil {

@@ -313,7 +313,9 @@ func FromDirs(dir, analysisDir, capacityDir string) (*results.Verdict, error) {
 		if in.Run, err = JudgeRun(dir, in.Summary, in.Hotspots); err != nil {
 			return nil, fmt.Errorf("judging the run by its SLO: %w", err)
 		}
-		in.Sources = append(in.Sources, "the run's own SLO checks ("+in.Run.Source+")")
+		if in.Run.Unfinished == "" {
+			in.Sources = append(in.Sources, "the run's own SLO checks ("+in.Run.Source+")")
+		}
 	}
 	return Judge(in), nil
 }
